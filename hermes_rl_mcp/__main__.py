@@ -1,0 +1,3 @@
+from hermes_rl_mcp.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,40 @@
+"""The ``hermes-rl-mcp`` command: MCP over stdio by default, subcommands for people.
+
+Each subcommand imports only what it needs, so serving MCP never pays for the trainer's or the
+trajectory API's imports.
+"""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = """usage: hermes-rl-mcp [COMMAND] [ARGS]
+
+  (no command)          serve MCP over stdio
+  api                   run the trajectory API (hermes-rl-mcp api --help)
+  trainer               run the local trainer (hermes-rl-mcp trainer --config run.yaml)
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = args[0] if args else "serve"
+    rest = args[1:]
+    if command == "serve":
+        from hermes_rl_mcp.server import serve_stdio
+
+        serve_stdio()
+        return 0
+    if command == "api":
+        from hermes_rl_mcp.api.cli import main as api_main
+
+        return api_main(rest)
+    if command == "trainer":
+        from hermes_rl_mcp.trainer.cli import main as trainer_main
+
+        return trainer_main(rest)
+    if command in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    print(f"hermes-rl-mcp: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
+    return 2

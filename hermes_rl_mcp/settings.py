@@ -1,0 +1,46 @@
+"""Where things live: the state directory and the environment directories.
+
+Read from the process environment on each call so tests and operators can point a fresh
+server at another state directory without any module-level state.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+# The bundled environments sit beside the package in a source checkout (the README installs
+# the project editable, so this is the repository's environments/ folder).
+BUNDLED_ENV_DIR = PACKAGE_DIR.parent / "environments"
+
+
+def state_dir() -> Path:
+    """``HERMES_RL_HOME``, else the per-user data directory. Created on first use."""
+    explicit = os.environ.get("HERMES_RL_HOME")
+    if explicit:
+        path = Path(explicit).expanduser()
+    elif sys.platform == "darwin":
+        path = Path.home() / "Library" / "Application Support" / "hermes-rl-mcp"
+    elif os.name == "nt":
+        path = Path(os.environ.get("LOCALAPPDATA", Path.home())) / "hermes-rl-mcp"
+    else:
+        path = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "hermes-rl-mcp"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def environment_dirs() -> list[Path]:
+    """The bundled tree plus every directory in ``HERMES_RL_ENV_DIRS`` (os.pathsep-separated)."""
+    dirs = [BUNDLED_ENV_DIR] if BUNDLED_ENV_DIR.is_dir() else []
+    for entry in os.environ.get("HERMES_RL_ENV_DIRS", "").split(os.pathsep):
+        if entry.strip():
+            dirs.append(Path(entry.strip()).expanduser().resolve())
+    return dirs
+
+
+def profile_override(backend: str) -> Path | None:
+    """An operator's replacement for a backend's locked profile: ``HERMES_RL_PROFILE_<BACKEND>``."""
+    value = os.environ.get(f"HERMES_RL_PROFILE_{backend.upper()}")
+    return Path(value).expanduser() if value else None
