@@ -8,9 +8,14 @@ introspection child process, so it stays light: no MCP, no W&B, no HTTP at impor
 from __future__ import annotations
 
 import abc
-from typing import Any, ClassVar
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:  # the client pulls in httpx; environments get it lazily through ``policy``
+    from hermes_rl_mcp.sdk.policy_client import PolicyClient
 
 
 class BaseEnvConfig(BaseModel):
@@ -18,30 +23,30 @@ class BaseEnvConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
-    group_size: int = Field(4, gt=0, description="Completions sampled and scored together per item.")
-    max_num_workers: int = Field(-1, description="Concurrent item workers; -1 lets the runtime decide.")
-    max_eval_workers: int = Field(16, gt=0, description="Concurrent evaluation workers.")
-    max_num_workers_per_node: int = Field(8, gt=0, description="Worker cap per node.")
-    steps_per_eval: int = Field(100, gt=0, description="Trainer steps between evaluations.")
-    max_token_length: int = Field(2048, gt=0, description="Longest sequence (prompt + completion) in tokens.")
-    eval_handling: str = Field("STOP_TRAIN", description="STOP_TRAIN, LIMIT_TRAIN or NONE: what training does during eval.")
+    group_size: int = Field(4, gt=0, le=1024, description="Completions sampled and scored together per item.")
+    max_num_workers: int = Field(-1, ge=-1, le=65536, description="Concurrent item workers; -1 lets the runtime decide.")
+    max_eval_workers: int = Field(16, gt=0, le=4096, description="Concurrent evaluation workers.")
+    max_num_workers_per_node: int = Field(8, gt=0, le=4096, description="Worker cap per node.")
+    steps_per_eval: int = Field(100, gt=0, le=1_000_000, description="Trainer steps between evaluations.")
+    max_token_length: int = Field(2048, gt=0, le=1_048_576, description="Longest sequence (prompt + completion) in tokens.")
+    eval_handling: Literal["STOP_TRAIN", "LIMIT_TRAIN", "NONE"] = Field("STOP_TRAIN", description="STOP_TRAIN, LIMIT_TRAIN or NONE: what training does during eval.")
     eval_limit_ratio: float = Field(0.5, ge=0, le=1, description="Share of workers kept for training during eval.")
-    inference_weight: float = Field(1.0, ge=0, description="Weight of this environment in batch allocation.")
-    batch_size: int = Field(-1, description="Sequences per trainer batch; -1 takes the trainer's value.")
-    max_batches_offpolicy: int = Field(3, gt=0, description="Batches that may be queued ahead of the trainer.")
+    inference_weight: float = Field(1.0, ge=0, le=1000, description="Weight of this environment in batch allocation.")
+    batch_size: int = Field(-1, ge=-1, le=1_000_000, description="Sequences per trainer batch; -1 takes the trainer's value.")
+    max_batches_offpolicy: int = Field(3, gt=0, le=64, description="Batches that may be queued ahead of the trainer.")
     tokenizer_name: str = Field("hermes-rl/char", description="Tokenizer of the policy model.")
     use_wandb: bool = Field(True, description="Mirror metrics to Weights & Biases (offline without a key).")
     rollout_server_url: str = Field("http://localhost:8000", description="Trajectory API address.")
-    total_steps: int = Field(1000, gt=0, description="Trainer steps in the run.")
+    total_steps: int = Field(1000, gt=0, le=10_000_000, description="Trainer steps in the run.")
     wandb_name: str | None = Field(None, description="W&B run name.")
-    num_rollouts_to_keep: int = Field(32, ge=0, description="Rollouts kept for W&B tables.")
+    num_rollouts_to_keep: int = Field(32, ge=0, le=100_000, description="Rollouts kept for W&B tables.")
     num_rollouts_per_group_for_logging: int = Field(1, description="Rollouts per group logged; -1 for all.")
     ensure_scores_are_not_same: bool = Field(True, description="Drop groups whose scores are all equal.")
     data_path_to_save_groups: str | None = Field(None, description="JSONL file to write scored groups to.")
     min_items_sent_before_logging: int = Field(2, ge=0, description="Items sent before metrics are logged.")
     include_messages: bool = Field(False, description="Send the chat messages with each scored group.")
     min_batch_allocation: float | None = Field(None, ge=0, le=1, description="Minimum share of every batch for this env.")
-    worker_timeout: float = Field(600, gt=0, description="Seconds before a stuck worker is abandoned.")
+    worker_timeout: float = Field(600, gt=0, le=86_400, description="Seconds before a stuck worker is abandoned.")
     seed: int = Field(0, description="Seed of item generation and sampling.")
 
 
@@ -117,4 +122,35 @@ class BaseEnv(abc.ABC):
         """Run the held-out evaluation and log its metrics."""
 
     async def wandb_log(self, wandb_metrics: dict[str, float] | None = None) -> None:
-        """Log metrics; the runtime routes them to metrics.jsonl and W&B."""
+        """Log metrics; the runtime routes them to metrics.jsonl and W&B.
+
+        Subclasses add their own metrics and call ``super().wandb_log(metrics)``. Without a
+        runtime attached (tests, notebooks) the metrics are simply not recorded.
+        """
+        sink: Callable[[dict[str, float]], None] | None = getattr(self, "metrics_sink", None)
+        if sink is not None and wandb_metrics:
+            sink(dict(wandb_metrics))
+
+    # -- runtime hooks -------------------------------------------------------------------------
+
+    @property
+    def policy(self) -> PolicyClient:
+        """The client of the policy endpoints in ``server_configs``, created on first use."""
+        client = self.__dict__.get("_policy_client")
+        if client is None:
+            from hermes_rl_mcp.sdk.policy_client import PolicyClient
+
+            client = PolicyClient(self.server_configs, temperature=getattr(self, "temperature", 1.0))
+            self.__dict__["_policy_client"] = client
+        return client
+
+    @policy.setter
+    def policy(self, client: PolicyClient) -> None:
+        self.__dict__["_policy_client"] = client
+
+    @classmethod
+    def cli(cls) -> None:
+        """Entry point of a runnable environment file: ``serve``, ``process`` or ``evaluate``."""
+        from hermes_rl_mcp.sdk.runtime import main
+
+        sys.exit(main(cls, sys.argv[1:]))
