@@ -1,0 +1,179 @@
+"""Asks an OpenAI-compatible policy endpoint for completions, with token ids and logprobs.
+
+The endpoint returns the prompt's token ids and each choice's token ids and logprobs (see the
+policy server contract), so environments build scored groups without ever tokenizing.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from hermes_rl_mcp.sdk.base import APIServerConfig, ScoredDataGroup
+
+PROMPT_MASK = -100
+PROMPT_LOGPROB = 1.0  # placeholder on prompt positions, as Atropos sends it
+
+
+class PolicyError(RuntimeError):
+    """The policy endpoint failed or answered something that breaks the contract."""
+
+
+class Completion(BaseModel):
+    text: str
+    token_ids: list[int]
+    logprobs: list[float]
+    finish_reason: str
+
+
+class CompletionGroup(BaseModel):
+    """The ``n`` completions of one request, all sharing one prompt."""
+
+    prompt_token_ids: list[int]
+    completions: list[Completion]
+
+
+def sequence_from(prompt_token_ids: Sequence[int], completion: Completion) -> tuple[list[int], list[int], list[float]]:
+    """tokens, masks and inference logprobs of one prompt + completion."""
+    tokens = list(prompt_token_ids) + list(completion.token_ids)
+    masks = [PROMPT_MASK] * len(prompt_token_ids) + list(completion.token_ids)
+    logprobs = [PROMPT_LOGPROB] * len(prompt_token_ids) + list(completion.logprobs)
+    return tokens, masks, logprobs
+
+
+def scored_group(group: CompletionGroup, scores: Sequence[float], messages: list[Any] | None = None) -> ScoredDataGroup:
+    """The wire form of a scored group built from one request's completions."""
+    if len(scores) != len(group.completions):
+        raise ValueError(f"{len(scores)} scores for {len(group.completions)} completions")
+    out: ScoredDataGroup = {"tokens": [], "masks": [], "inference_logprobs": [], "scores": [float(s) for s in scores]}
+    for completion in group.completions:
+        tokens, masks, logprobs = sequence_from(group.prompt_token_ids, completion)
+        out["tokens"].append(tokens)
+        out["masks"].append(masks)
+        out["inference_logprobs"].append(logprobs)
+    if messages is not None:
+        out["messages"] = messages
+    return out
+
+
+class PolicyClient:
+    """Async client over one or more policy endpoints (requests rotate between them)."""
+
+    def __init__(self, servers: Sequence[APIServerConfig], *, temperature: float = 1.0) -> None:
+        usable = [s for s in servers if s.base_url]
+        if not usable:
+            raise PolicyError("no policy endpoint configured: set openai.base_url (or run.policy_url)")
+        self.servers = usable
+        self.temperature = temperature
+        self._rotation = itertools.cycle(range(len(usable)))
+        self._clients: dict[int, httpx.AsyncClient] = {}
+
+    def _client(self) -> tuple[APIServerConfig, httpx.AsyncClient]:
+        index = next(self._rotation)
+        server = self.servers[index]
+        client = self._clients.get(index)
+        if client is None:
+            headers = {"Authorization": f"Bearer {server.api_key}"} if server.api_key else {}
+            client = httpx.AsyncClient(
+                base_url=str(server.base_url).rstrip("/") + "/",
+                headers=headers,
+                timeout=server.timeout,
+                limits=httpx.Limits(max_connections=max(1, min(server.num_max_requests_at_once, 64))),
+            )
+            self._clients[index] = client
+        return server, client
+
+    async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        server, client = self._client()
+        body = {"model": server.model_name, **body}
+        try:
+            response = await client.post(path, json=body)
+        except httpx.HTTPError as exc:
+            raise PolicyError(f"policy endpoint {server.base_url} unreachable: {exc!r}") from exc
+        if response.status_code != 200:
+            raise PolicyError(f"policy endpoint {server.base_url}{path} answered {response.status_code}: {response.text[:300]}")
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise PolicyError(f"policy endpoint {server.base_url}{path} answered non-JSON") from exc
+
+    def _sampling(self, n: int, max_tokens: int, temperature: float | None, stop: list[str] | None) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "n": n,
+            "max_tokens": max_tokens,
+            "temperature": self.temperature if temperature is None else temperature,
+            "logprobs": True,
+        }
+        if stop:
+            body["stop"] = stop
+        return body
+
+    async def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        n: int = 1,
+        max_tokens: int = 16,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+    ) -> CompletionGroup:
+        """``n`` assistant replies to ``messages``."""
+        data = await self._post("chat/completions", {"messages": messages, **self._sampling(n, max_tokens, temperature, stop)})
+        try:
+            completions = [
+                Completion(
+                    text=choice["message"]["content"] or "",
+                    token_ids=choice["token_ids"],
+                    logprobs=[entry["logprob"] for entry in choice["logprobs"]["content"]],
+                    finish_reason=choice.get("finish_reason") or "stop",
+                )
+                for choice in data["choices"]
+            ]
+            return self._checked(CompletionGroup(prompt_token_ids=data["prompt_token_ids"], completions=completions), n)
+        except (KeyError, TypeError, ValidationError) as exc:
+            raise PolicyError(f"chat completion lacks token ids or logprobs: {exc!r}") from exc
+
+    async def complete(
+        self,
+        prompt: str,
+        *,
+        n: int = 1,
+        max_tokens: int = 16,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+    ) -> CompletionGroup:
+        """``n`` text completions of ``prompt``."""
+        data = await self._post("completions", {"prompt": prompt, **self._sampling(n, max_tokens, temperature, stop)})
+        try:
+            completions = [
+                Completion(
+                    text=choice["text"],
+                    token_ids=choice["token_ids"],
+                    logprobs=choice["logprobs"]["token_logprobs"],
+                    finish_reason=choice.get("finish_reason") or "stop",
+                )
+                for choice in data["choices"]
+            ]
+            return self._checked(CompletionGroup(prompt_token_ids=data["prompt_token_ids"], completions=completions), n)
+        except (KeyError, TypeError, ValidationError) as exc:
+            raise PolicyError(f"text completion lacks token ids or logprobs: {exc!r}") from exc
+
+    @staticmethod
+    def _checked(group: CompletionGroup, n: int) -> CompletionGroup:
+        if len(group.completions) != n:
+            raise PolicyError(f"asked for {n} completions, got {len(group.completions)}")
+        for completion in group.completions:
+            if len(completion.token_ids) != len(completion.logprobs):
+                raise PolicyError(
+                    f"{len(completion.token_ids)} token ids but {len(completion.logprobs)} logprobs in a completion"
+                )
+        return group
+
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            await client.aclose()
+        self._clients.clear()
