@@ -1,0 +1,135 @@
+"""The control plane: list, select, show and edit. Plain Python, no MCP.
+
+One instance per server process. Everything that must survive a restart lives in the state
+directory; the instance only keeps the discovery cache.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from hermes_rl_mcp import settings
+from hermes_rl_mcp.core import config
+from hermes_rl_mcp.core.discovery import Discovery
+from hermes_rl_mcp.core.errors import NoSelection, UnknownEnvironment
+from hermes_rl_mcp.core.models import CurrentConfig, EditResult, EnvironmentInfo, EnvironmentList, SelectResult
+
+
+class ControlPlane:
+    def __init__(self, state_dir: Path | None = None, env_dirs: list[Path] | None = None) -> None:
+        self._state_dir = state_dir
+        self._env_dirs = env_dirs
+        self._discovery = Discovery()
+
+    @property
+    def state_dir(self) -> Path:
+        if self._state_dir is None:
+            return settings.state_dir()
+        self._state_dir.mkdir(parents=True, exist_ok=True)
+        return self._state_dir
+
+    def _store(self) -> config.SelectionStore:
+        return config.SelectionStore(self.state_dir)
+
+    # --- discovery ----------------------------------------------------------------------------
+
+    def list_environments(self) -> EnvironmentList:
+        dirs = self._env_dirs if self._env_dirs is not None else settings.environment_dirs()
+        listing = self._discovery.scan(dirs)
+        selection = self._store().load()
+        listing.selected = selection.environment.name if selection else None
+        return listing
+
+    def _find(self, name: str) -> EnvironmentInfo:
+        listing = self.list_environments()
+        wanted = name.strip()
+        for env in listing.environments:
+            if env.name == wanted:
+                return env
+        by_class = [env for env in listing.environments if env.class_name == wanted]
+        if len(by_class) == 1:
+            return by_class[0]
+        names = ", ".join(env.name for env in listing.environments) or "none found"
+        raise UnknownEnvironment(f"no environment named {name!r}. Available: {names}.")
+
+    # --- selection and config -----------------------------------------------------------------
+
+    def select_environment(self, name: str) -> SelectResult:
+        env = self._find(name)
+        previous = self._store().load()
+        notes: list[str] = []
+        kept: dict[str, Any] = {}
+        if previous and previous.environment.name == env.name:
+            kept = {k: v for k, v in previous.edits.items() if k != "env.wandb_name"}
+        elif previous and previous.edits:
+            dropped = [k for k in previous.edits if k != "env.wandb_name"]
+            if dropped:
+                notes.append(f"edits of the previous selection {previous.environment.name!r} were cleared: {', '.join(dropped)}")
+        selection = config.new_selection(env, kept)
+        profile = config.load_profile(selection.backend)
+        wandb_name = f"{env.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        if "env.wandb_name" in config.field_specs(selection) and "env.wandb_name" not in profile.locked:
+            selection.edits["env.wandb_name"] = wandb_name
+        notes += config.prune_edits(selection, profile)
+        if kept:
+            notes.append(f"kept {len(kept)} edit(s) from the previous selection of {env.name!r}")
+        self._store().save(selection)
+        fields = config.build_fields(selection, profile)
+        locked = sum(f.locked for f in fields)
+        return SelectResult(
+            environment=env,
+            backend=profile.backend,
+            editable_fields=len(fields) - locked,
+            locked_fields=locked,
+            wandb_name=str(selection.edits.get("env.wandb_name", wandb_name)),
+            notes=notes,
+        )
+
+    def _selection(self) -> config.Selection:
+        selection = self._store().load()
+        if selection is None:
+            raise NoSelection("no environment is selected; list the environments and select one first")
+        if config.is_stale(selection):
+            # The environment's source changed: read its fields again, keep the edits that still fit.
+            refreshed = config.new_selection(selection.environment, selection.edits)
+            config.prune_edits(refreshed, config.load_profile(refreshed.backend))
+            self._store().save(refreshed)
+            selection = refreshed
+        return selection
+
+    def current_config(self) -> CurrentConfig:
+        selection = self._selection()
+        profile = config.load_profile(selection.backend)
+        fields = config.build_fields(selection, profile)
+        return CurrentConfig(
+            environment=selection.environment.name,
+            environment_file=selection.environment.file,
+            backend=profile.backend,
+            profile=profile.source,
+            editable=[f for f in fields if not f.locked],
+            locked=[f for f in fields if f.locked],
+        )
+
+    def edit_config(self, field: str, value: Any) -> EditResult:
+        selection = self._selection()
+        profile = config.load_profile(selection.backend)
+        name, coerced = config.validate_edit(selection, profile, field, value)
+        old = {f.name: f.value for f in config.build_fields(selection, profile)}[name]
+        notes: list[str] = []
+        selection.edits[name] = coerced
+        if name == "run.backend" and coerced != profile.backend:
+            new_profile = config.load_profile(str(coerced))  # raises before anything is saved
+            notes += config.prune_edits(selection, new_profile)
+            notes.append(f"the {coerced} profile now supplies the locked fields ({new_profile.source})")
+        self._store().save(selection)
+        if json.dumps(old, default=str) == json.dumps(coerced, default=str):
+            notes.append("the value was already set; nothing changed")
+        return EditResult(field=name, old_value=old, new_value=coerced, notes=notes)
+
+    def run_document(self) -> dict[str, Any]:
+        """The resolved config of the current selection, for starting a run."""
+        selection = self._selection()
+        return config.run_document(selection, config.load_profile(selection.backend))

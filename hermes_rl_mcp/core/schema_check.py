@@ -1,0 +1,185 @@
+"""Validate one edited value against a field's JSON Schema, in process.
+
+The environment's config class lives in untrusted code that the server never imports, so edits
+are checked against the schema the introspection child reported. Coercion is as lax as pydantic's
+own: ``"8"`` is accepted for an integer, ``"true"`` for a boolean, ``3`` for a float, because many
+MCP clients send every argument as a string. Everything else is refused with a message that says
+what the field accepts.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+from typing import Any
+
+MAX_STRING = 10_000
+MAX_ABS_NUMBER = 1e15  # beyond this a config value is a typo, and JSON loses integer precision
+
+
+class SchemaMismatch(ValueError):
+    pass
+
+
+def describe(schema: dict[str, Any]) -> str:
+    """A short human description of what a schema accepts."""
+    if "enum" in schema:
+        return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
+    if "const" in schema:
+        return f"exactly {json.dumps(schema['const'])}"
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:
+        return " or ".join(describe(o) for o in options)
+    kind = schema.get("type", "any value")
+    if isinstance(kind, list):
+        return " or ".join(kind)
+    bounds = []
+    for key, sign in (("exclusiveMinimum", ">"), ("minimum", ">="), ("exclusiveMaximum", "<"), ("maximum", "<=")):
+        if key in schema:
+            bounds.append(f"{sign} {schema[key]}")
+    if "minLength" in schema:
+        bounds.append(f"at least {schema['minLength']} characters")
+    if "maxLength" in schema:
+        bounds.append(f"at most {schema['maxLength']} characters")
+    if "items" in schema and kind == "array":
+        return f"a list of {describe(schema['items'])}"
+    noun = {"integer": "an integer", "number": "a number", "boolean": "true or false", "string": "a string",
+            "null": "null", "array": "a list", "object": "an object"}.get(kind, str(kind))
+    return noun + (" " + " and ".join(bounds) if bounds else "")
+
+
+def _number(value: Any, integer: bool) -> int | float:
+    if isinstance(value, bool):
+        raise SchemaMismatch("a boolean is not a number")
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = int(text) if re.fullmatch(r"[+-]?\d+", text) else float(text)
+        except ValueError:
+            raise SchemaMismatch(f"{value!r} is not a number") from None
+    if not isinstance(value, (int, float)):
+        raise SchemaMismatch(f"{type(value).__name__} is not a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise SchemaMismatch(f"{value} is not a finite number")
+    if integer:
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise SchemaMismatch(f"{value} is not a whole number")
+            value = int(value)
+    return value
+
+
+def _bounds(value: int | float, schema: dict[str, Any]) -> None:
+    checks = (
+        ("minimum", lambda b: value >= b, ">="),
+        ("exclusiveMinimum", lambda b: value > b, ">"),
+        ("maximum", lambda b: value <= b, "<="),
+        ("exclusiveMaximum", lambda b: value < b, "<"),
+    )
+    for key, ok, sign in checks:
+        if key in schema and not ok(schema[key]):
+            raise SchemaMismatch(f"{value} is not {sign} {schema[key]}")
+
+
+def coerce(value: Any, schema: dict[str, Any]) -> Any:
+    """Return ``value`` converted to what ``schema`` accepts, or raise SchemaMismatch."""
+    if "enum" in schema:
+        for option in schema["enum"]:
+            if value == option or (isinstance(value, str) and str(option) == value.strip()):
+                return option
+        raise SchemaMismatch(f"{json.dumps(value)} is not {describe(schema)}")
+    if "const" in schema:
+        if value != schema["const"]:
+            raise SchemaMismatch(f"{json.dumps(value)} is not {describe(schema)}")
+        return value
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:
+        # Prefer an option that accepts the value unchanged (so "null" stays a string for
+        # str | None), then the first that accepts it after coercion.
+        errors = []
+        for strict in (True, False):
+            for option in options:
+                try:
+                    result = coerce(value, option)
+                except SchemaMismatch as exc:
+                    errors.append(str(exc))
+                    continue
+                if not strict or result == value and type(result) is type(value):
+                    return result
+        raise SchemaMismatch(f"{json.dumps(value)[:80]} is not {describe(schema)}")
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return coerce(value, {"anyOf": [{**schema, "type": k} for k in kind]})
+    if kind in ("integer", "number"):
+        number = _number(value, integer=kind == "integer")
+        _bounds(number, schema)
+        if abs(number) > MAX_ABS_NUMBER:
+            raise SchemaMismatch(f"{number} is out of range (|value| must be at most {MAX_ABS_NUMBER:g})")
+        return number
+    if kind == "boolean":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.strip().lower() in ("true", "1", "yes")
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        raise SchemaMismatch(f"{json.dumps(value)[:80]} is not true or false")
+    if kind == "string":
+        if not isinstance(value, str):
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = str(value)
+            else:
+                raise SchemaMismatch(f"{json.dumps(value)[:80]} is not a string")
+        limit = min(schema.get("maxLength", MAX_STRING), MAX_STRING)
+        if len(value) > limit:
+            raise SchemaMismatch(f"a string of {len(value)} characters is longer than {limit}")
+        if len(value) < schema.get("minLength", 0):
+            raise SchemaMismatch(f"{value!r} is shorter than {schema['minLength']} characters")
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            raise SchemaMismatch(f"{value!r} does not match the pattern {schema['pattern']}")
+        return value
+    if kind == "null":
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("null", "none")):
+            return None
+        raise SchemaMismatch(f"{json.dumps(value)[:80]} is not null")
+    if kind == "array":
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise SchemaMismatch(f"{value[:80]!r} is not a JSON list") from None
+        if not isinstance(value, list):
+            raise SchemaMismatch(f"{json.dumps(value)[:80]} is not a list")
+        item_schema = schema.get("items", {})
+        return [coerce(v, item_schema) for v in value]
+    if kind == "object":
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise SchemaMismatch(f"{value[:80]!r} is not a JSON object") from None
+        if not isinstance(value, dict):
+            raise SchemaMismatch(f"{json.dumps(value)[:80]} is not an object")
+        return value
+    # No type information: accept any JSON value, bounded in size.
+    if len(json.dumps(value, default=str)) > MAX_STRING:
+        raise SchemaMismatch("value is too large")
+    return value
+
+
+def inline_refs(schema: Any, defs: dict[str, Any], depth: int = 0) -> Any:
+    """Replace ``$ref``s into ``$defs`` by the definitions, so each field schema stands alone."""
+    if depth > 12:
+        return {}
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            target = copy.deepcopy(defs.get(ref.rsplit("/", 1)[-1], {}))
+            rest = {k: v for k, v in schema.items() if k != "$ref"}
+            return inline_refs({**target, **rest}, defs, depth + 1)
+        return {k: inline_refs(v, defs, depth + 1) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [inline_refs(v, defs, depth + 1) for v in schema]
+    return schema
