@@ -102,8 +102,9 @@ def _child_environment() -> dict[str, str]:
     return {k: os.environ[k] for k in keep if k in os.environ}
 
 
-def introspect(env: EnvironmentInfo, timeout: float = INTROSPECTION_TIMEOUT_S) -> dict[str, Any]:
+def introspect(env: EnvironmentInfo, timeout: float | None = None) -> dict[str, Any]:
     """Import the environment in a child process and read its config fields."""
+    timeout = INTROSPECTION_TIMEOUT_S if timeout is None else timeout
     command = [sys.executable, "-m", "hermes_rl_mcp.core.introspect", env.file, env.class_name]
     child = subprocess.Popen(
         command,

@@ -1,0 +1,34 @@
+"""Shared fixtures: every test gets its own state directory and no operator overrides."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "state"
+    monkeypatch.setenv("HERMES_RL_HOME", str(home))
+    monkeypatch.delenv("HERMES_RL_ENV_DIRS", raising=False)
+    for backend in ("LOCAL", "TINKER"):
+        monkeypatch.delenv(f"HERMES_RL_PROFILE_{backend}", raising=False)
+    return home
+
+
+@pytest.fixture
+def write_env(tmp_path: Path):
+    """Write a Python file (dedented) under a fresh environment directory; returns its path."""
+    root = tmp_path / "envs"
+    root.mkdir(exist_ok=True)
+
+    def write(relative: str, source: str) -> Path:
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source))
+        return path
+
+    write.root = root  # type: ignore[attr-defined]
+    return write
