@@ -13,6 +13,12 @@ USAGE = """usage: hermes-rl-mcp [COMMAND] [ARGS]
   (no command)          serve MCP over stdio
   api                   run the trajectory API (hermes-rl-mcp api --help)
   trainer               run the local trainer (hermes-rl-mcp trainer --config run.yaml)
+  runs [--status S]     list runs, newest first
+  status RUN            show a run's status, components, progress and latest metrics
+  logs RUN COMPONENT [-n N]
+                        print the last N lines (default 200) of api, trainer, env or supervisor log
+  stop RUN              stop a run and every process of it
+  supervise RUN_DIR     (internal) supervise one run; started by the server
 """
 
 
@@ -33,6 +39,20 @@ def main(argv: list[str] | None = None) -> int:
         from hermes_rl_mcp.trainer.cli import main as trainer_main
 
         return trainer_main(rest)
+    if command == "supervise":
+        from hermes_rl_mcp.runs.supervisor import main as supervise_main
+
+        return supervise_main(rest)
+    if command in ("runs", "status", "logs", "stop"):
+        from hermes_rl_mcp.runs import cli as runs_cli
+
+        handler = {
+            "runs": runs_cli.runs_main,
+            "status": runs_cli.status_main,
+            "logs": runs_cli.logs_main,
+            "stop": runs_cli.stop_main,
+        }[command]
+        return handler(rest)
     if command in ("-h", "--help", "help"):
         print(USAGE)
         return 0

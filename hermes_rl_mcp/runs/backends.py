@@ -1,0 +1,162 @@
+"""Backends decide which three processes a run spawns and how each is known to be ready.
+
+``local`` runs the trajectory API, the NumPy trainer and the environment on this machine.
+``tinker`` is reserved for the Tinker service and refuses to start until it is built.
+An operator may add backends without touching this package: ``HERMES_RL_BACKENDS`` holds
+``name=module:attribute`` entries (separated by commas) naming objects with the same shape as
+``LocalBackend``; only the operator's environment can set it, never a run's config.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from hermes_rl_mcp.runs.errors import BackendUnavailable
+
+PortRole = Literal["api", "policy"]
+
+
+@dataclass(frozen=True)
+class Ports:
+    api: int
+    policy: int
+
+    def of(self, role: PortRole) -> int:
+        return self.api if role == "api" else self.policy
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    """How to start one component and when it counts as ready.
+
+    ``health_url``: ready once a GET answers 200. Without one, ready once the process is alive
+    and ``ready_probe`` (if given) returns True, for components without an HTTP endpoint of
+    their own (the environment is ready once the trajectory API knows it).
+    """
+
+    name: str
+    argv: list[str]
+    port_role: PortRole | None = None
+    health_url: str | None = None
+    ready_timeout: float = 120.0
+    extra_env_keys: tuple[str, ...] = ()
+    ready_probe: Callable[[], bool] | None = None
+
+
+class Backend(Protocol):
+    name: str
+
+    def check(self, config: dict[str, Any], environ: dict[str, str] | os._Environ[str]) -> None:
+        """Raise ``BackendUnavailable`` when the run cannot start on this machine."""
+
+    def components(self, config: dict[str, Any], config_path: Path, ports: Ports) -> list[ComponentSpec]:
+        """The components in start order (api, trainer, env)."""
+
+    def secret_keys(self) -> tuple[str, ...]:
+        """Environment variables (keys) this backend's components need from the operator."""
+
+
+class LocalBackend:
+    name = "local"
+
+    def check(self, config: dict[str, Any], environ: Any) -> None:
+        env_file = (config.get("run") or {}).get("env_file")
+        if not env_file or not Path(env_file).is_file():
+            raise BackendUnavailable(
+                f"run.env_file {env_file!r} is not a file: the local backend runs the environment file with "
+                "'python <env_file> serve'; select an environment so its file is known"
+            )
+
+    def components(self, config: dict[str, Any], config_path: Path, ports: Ports) -> list[ComponentSpec]:
+        python = sys.executable
+        env_file = str(Path(config["run"]["env_file"]).resolve())
+        return [
+            ComponentSpec(
+                name="api",
+                argv=[python, "-m", "hermes_rl_mcp", "api", "--port", str(ports.api)],
+                port_role="api",
+                health_url=f"http://127.0.0.1:{ports.api}/health",
+                ready_timeout=60.0,
+            ),
+            ComponentSpec(
+                name="trainer",
+                argv=[python, "-m", "hermes_rl_mcp", "trainer", "--config", str(config_path)],
+                port_role="policy",
+                health_url=f"http://127.0.0.1:{ports.policy}/health",
+                ready_timeout=180.0,
+                extra_env_keys=("WANDB_API_KEY",),
+            ),
+            ComponentSpec(
+                name="env",
+                argv=[python, env_file, "serve", "--config", str(config_path)],
+                ready_timeout=60.0,
+                extra_env_keys=("WANDB_API_KEY",),
+            ),
+        ]
+
+    def secret_keys(self) -> tuple[str, ...]:
+        return ("WANDB_API_KEY",)
+
+
+class TinkerBackend:
+    name = "tinker"
+
+    def check(self, config: dict[str, Any], environ: Any) -> None:
+        missing = [] if environ.get("TINKER_API_KEY") else ["TINKER_API_KEY is not set in the server's environment"]
+        try:
+            has_extra = importlib.util.find_spec("tinker") is not None
+        except (ImportError, ValueError):
+            has_extra = False
+        if not has_extra:
+            missing.append("the 'tinker' extra is not installed (pip install 'hermes-rl-mcp[tinker]')")
+        raise BackendUnavailable(
+            "the tinker backend needs TINKER_API_KEY and the tinker extra, and its trainer is not built in "
+            "this version" + (f" ({'; '.join(missing)})" if missing else "") + "; use backend 'local' instead"
+        )
+
+    def components(self, config: dict[str, Any], config_path: Path, ports: Ports) -> list[ComponentSpec]:
+        raise BackendUnavailable("the tinker backend is not built in this version; use backend 'local'")
+
+    def secret_keys(self) -> tuple[str, ...]:
+        return ("TINKER_API_KEY", "WANDB_API_KEY")
+
+
+def _plugins(environ: Any) -> dict[str, str]:
+    entries: dict[str, str] = {}
+    for entry in environ.get("HERMES_RL_BACKENDS", "").split(","):
+        name, sep, target = entry.strip().partition("=")
+        if sep and name.strip() and target.strip():
+            entries[name.strip()] = target.strip()
+    return entries
+
+
+def backend_names(environ: Any = None) -> list[str]:
+    return ["local", "tinker", *sorted(_plugins(os.environ if environ is None else environ))]
+
+
+def resolve_backend(name: object, environ: Any = None) -> Backend:
+    source = os.environ if environ is None else environ
+    if name == "local":
+        return LocalBackend()
+    if name == "tinker":
+        return TinkerBackend()
+    target = _plugins(source).get(name) if isinstance(name, str) else None
+    if target is None:
+        raise BackendUnavailable(
+            f"unknown backend {name!r}: valid backends are {', '.join(backend_names(source))}"
+        )
+    module_name, _, attribute = target.partition(":")
+    try:
+        found: Any = importlib.import_module(module_name)
+        for part in attribute.split(".") if attribute else []:
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as exc:
+        raise BackendUnavailable(f"backend {name!r} ({target}) cannot be loaded: {exc}") from exc
+    return found() if isinstance(found, type) else found

@@ -1,0 +1,450 @@
+"""Run control: start, inspect, stop and read runs. Plain functions over the registry.
+
+Every function works from any process: nothing is kept in memory between calls, so a server
+restarted (or killed with SIGKILL) and started again sees every run in its true state.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hermes_rl_mcp import settings
+from hermes_rl_mcp.metrics_log import read_metrics
+from hermes_rl_mcp.runs.backends import resolve_backend
+from hermes_rl_mcp.runs.childenv import minimal_environment
+from hermes_rl_mcp.runs.errors import InvalidArgument, InvalidRunConfig, LogNotAvailable, RunError, UnknownRun
+from hermes_rl_mcp.runs.ids import new_run_id, validate_run_id
+from hermes_rl_mcp.runs.layout import RunPaths
+from hermes_rl_mcp.runs.metrics import latest_metrics, summarize
+from hermes_rl_mcp.runs.models import (
+    ACTIVE_STATES,
+    COMPONENTS,
+    LOG_COMPONENTS,
+    RUN_STATES,
+    STATUS_METRICS,
+    TERMINAL_STATES,
+    CheckpointInfo,
+    ComponentStatus,
+    LogText,
+    RunEvent,
+    RunList,
+    RunResults,
+    RunStarted,
+    RunStatus,
+    RunSummary,
+    StopResult,
+    WandbInfo,
+    log_uri,
+)
+from hermes_rl_mcp.runs.procs import is_same_process, start_time_of, terminate_trees
+from hermes_rl_mcp.runs.redact import redact_data, redact_text
+from hermes_rl_mcp.runs.registry import Registry
+from hermes_rl_mcp.runs.runconfig import read_config, write_config
+from hermes_rl_mcp.runs.tail import tail_lines
+
+DEFAULT_LOG_LINES = 200
+MAX_LOG_LINES = 10_000
+MIN_INTERVAL_VARIABLE = "HERMES_RL_STATUS_MIN_INTERVAL"
+# A run row without a supervisor pid this long after creation means the spawn never happened.
+SUPERVISOR_SPAWN_GRACE = 30.0
+# stop_run: how long to let the supervisor end the run itself before doing it directly.
+SUPERVISOR_STOP_WAIT = 3.5
+_WANDB_URL = re.compile(r"https://wandb\.ai/[^\s\"'<>]+/runs/[A-Za-z0-9_-]+")
+
+
+def _state_dir(state: Path | None) -> Path:
+    return Path(state) if state is not None else settings.state_dir()
+
+
+# -- start ------------------------------------------------------------------------------------
+
+
+def start_run(config: dict[str, Any], *, state: Path | None = None) -> RunStarted:
+    """Create the run directory and config.yaml, register the run, start its supervisor.
+
+    Returns at once with status ``starting``; the supervisor brings the components up.
+    """
+    run_section, environment, backend_name, total_steps = _check_run_config(config)
+    backend = resolve_backend(backend_name)
+    backend.check(config, os.environ)
+    state_path = _state_dir(state)
+    (state_path / "runs").mkdir(parents=True, exist_ok=True)
+    paths: RunPaths | None = None
+    for _ in range(20):
+        candidate = RunPaths.of(state_path, new_run_id())
+        try:
+            candidate.root.mkdir()
+        except FileExistsError:
+            continue
+        paths = candidate
+        break
+    if paths is None:
+        raise RunError("could not allocate a fresh run id; try again")
+    paths.logs.mkdir()
+    paths.checkpoints.mkdir()
+    document = copy.deepcopy(config)
+    document["run"] = {**run_section, "id": paths.run_id, "dir": str(paths.root), "backend": backend_name}
+    try:
+        write_config(paths.config, document)
+    except yaml.YAMLError as exc:
+        raise InvalidRunConfig(f"the run config cannot be written as YAML: {exc}") from exc
+    with Registry(state_path) as registry:
+        created = registry.insert_run(
+            run_id=paths.run_id, environment=environment, backend=backend_name, run_dir=str(paths.root),
+            total_steps=total_steps, reason="run created",
+        )
+        try:
+            with open(paths.log("supervisor"), "ab") as log:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "hermes_rl_mcp", "supervise", str(paths.root)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=paths.root,
+                    env=minimal_environment(backend.secret_keys()),
+                    start_new_session=True,  # detached: outlives this process and its terminal
+                    close_fds=True,
+                )
+        except OSError as exc:
+            registry.transition(paths.run_id, "failed", f"could not start the supervisor: {exc}", ended_at=time.time())
+            raise RunError(f"could not start the run's supervisor: {exc}") from exc
+        registry.update_run(paths.run_id, supervisor_pid=process.pid, supervisor_start=start_time_of(process.pid))
+    return RunStarted(
+        run_id=paths.run_id,
+        status="starting",
+        environment=environment,
+        backend=backend_name,
+        run_dir=str(paths.root),
+        config_path=str(paths.config),
+        log_uris={c: log_uri(paths.run_id, c) for c in LOG_COMPONENTS},
+        created_at=created,
+    )
+
+
+def _check_run_config(config: object) -> tuple[dict[str, Any], str, str, int | None]:
+    if not isinstance(config, dict):
+        raise InvalidRunConfig(f"the run config must be a mapping with run/env/openai/trainer sections, not {type(config).__name__}")
+    run = config.get("run")
+    if not isinstance(run, dict):
+        raise InvalidRunConfig("the run config has no 'run' section: it needs run.environment, run.env_file and run.backend")
+    environment = run.get("environment")
+    if not isinstance(environment, str) or not environment.strip():
+        raise InvalidRunConfig("run.environment is missing: select an environment first")
+    backend = run.get("backend", "local")
+    if not isinstance(backend, str):
+        raise InvalidRunConfig(f"run.backend must be a backend name such as 'local', not {backend!r}")
+    for section in ("env", "trainer"):
+        if section in config and not isinstance(config[section], dict):
+            raise InvalidRunConfig(f"the {section!r} section must be a mapping of field names to values")
+    total = (config.get("env") or {}).get("total_steps")
+    if total is not None and (isinstance(total, bool) or not isinstance(total, int) or total <= 0):
+        raise InvalidRunConfig(f"env.total_steps must be a positive integer, not {total!r}")
+    return run, environment, backend, total
+
+
+# -- liveness ---------------------------------------------------------------------------------
+
+
+def _settle(registry: Registry, row: dict[str, Any]) -> dict[str, Any]:
+    """Mark an active run whose supervisor is gone; returns the (possibly updated) row."""
+    if row["status"] not in ACTIVE_STATES:
+        return row
+    pid, started = row["supervisor_pid"], row["supervisor_start"]
+    if pid is None:
+        if time.time() - row["created_at"] < SUPERVISOR_SPAWN_GRACE:
+            return row
+        reason = "the supervisor never started"
+    elif is_same_process(pid, started):
+        return row
+    else:
+        reason = f"supervisor died (pid {pid} is no longer running)"
+    if row["status"] == "stopping":
+        moved = registry.transition(row["id"], "stopped", f"stopped; {reason}", ended_at=time.time())
+    else:
+        moved = registry.transition(row["id"], "failed", reason, failed_component="supervisor", ended_at=time.time())
+    if moved:
+        _kill_components(registry, row["id"], grace=0.0)
+    return registry.get_run(row["id"]) or row
+
+
+def _kill_components(registry: Registry, run_id: str, *, grace: float) -> list[int]:
+    """End every recorded component tree of the run directly (no supervisor involved)."""
+    components = registry.components(run_id)
+    trees = [(c["pid"], c["start_time"]) for c in components.values() if c["pid"]]
+    left = terminate_trees(trees, grace=grace) if trees else []
+    for name, component in components.items():
+        if component["state"] in ("starting", "running"):
+            registry.set_component(run_id, name, state="stopped")
+    return left
+
+
+def _require_run(registry: Registry, run_id: str) -> dict[str, Any]:
+    row = registry.get_run(run_id)
+    if row is None:
+        raise UnknownRun(f"no run with id {run_id!r} is recorded; list the runs to see the ids there are")
+    return _settle(registry, row)
+
+
+# -- status -----------------------------------------------------------------------------------
+
+
+def _min_interval() -> float:
+    raw = os.environ.get(MIN_INTERVAL_VARIABLE, "").strip()
+    try:
+        value = float(raw) if raw else 0.0
+    except ValueError:
+        return 0.0  # an operator's typo must not break every status call
+    return value if value > 0 else 0.0
+
+
+def check_status(run_id: str, *, state: Path | None = None) -> RunStatus:
+    """Status, components, progress and latest metrics. Fast: registry plus the metrics tail."""
+    run_id = validate_run_id(run_id)
+    state_path = _state_dir(state)
+    interval = _min_interval()
+    with Registry(state_path) as registry:
+        if interval:
+            cached = registry.cached_status(run_id)
+            if cached is not None and time.time() - cached[0] < interval:
+                answer = RunStatus.model_validate_json(cached[1])
+                return answer.model_copy(update={"cached": True, "next_fresh_at": cached[0] + interval})
+        row = _require_run(registry, run_id)
+        answer = _status_of(registry, row)
+        if interval:
+            registry.store_status(run_id, answer.checked_at, answer.model_dump_json())
+            answer = answer.model_copy(update={"next_fresh_at": answer.checked_at + interval})
+    return answer
+
+
+def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
+    run_id = row["id"]
+    paths = RunPaths.of(Path(row["run_dir"]).parent.parent, run_id)
+    now = time.time()
+    recorded = registry.components(run_id)
+    components: dict[str, ComponentStatus] = {}
+    for name in [*COMPONENTS, *sorted(set(recorded) - set(COMPONENTS))]:
+        c = recorded.get(name)
+        components[name] = (
+            ComponentStatus(name=name, state=c["state"], pid=c["pid"], port=c["port"], exit_code=c["exit_code"])
+            if c is not None
+            else ComponentStatus(name=name, state="pending")
+        )
+    step, found = latest_metrics(paths.metrics, STATUS_METRICS)
+    step = max(step, row["step"] or 0)
+    total = row["total_steps"]
+    return RunStatus(
+        run_id=run_id,
+        environment=row["environment"],
+        backend=row["backend"],
+        status=row["status"],
+        reason=row["reason"],
+        failed_component=row["failed_component"],
+        exit_code=row["exit_code"],
+        log_tail=row["log_tail"],
+        components=components,
+        step=step,
+        total_steps=total,
+        progress=_progress(step, total),
+        metrics={name: found[name][0] if name in found else None for name in STATUS_METRICS},
+        metrics_step={name: found[name][1] for name in STATUS_METRICS if name in found},
+        created_at=row["created_at"],
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+        running_seconds=round((row["ended_at"] or now) - row["created_at"], 3),
+        run_dir=row["run_dir"],
+        log_uris={c: log_uri(run_id, c) for c in LOG_COMPONENTS},
+        checked_at=now,
+    )
+
+
+def _progress(step: int, total: int | None) -> float:
+    return round(min(1.0, step / total), 4) if total else 0.0
+
+
+# -- list -------------------------------------------------------------------------------------
+
+
+def list_runs(status: str | None = None, *, state: Path | None = None) -> RunList:
+    """Every run, newest first, optionally only those in one status."""
+    if status is not None and status not in RUN_STATES:
+        raise InvalidArgument(f"unknown status {status!r}: valid statuses are {', '.join(RUN_STATES)}")
+    with Registry(_state_dir(state)) as registry:
+        rows = registry.list_runs(None if status is None else status)
+        settled: list[dict[str, Any]] = []
+        for row in rows:
+            row = _settle(registry, row)
+            if status is None or row["status"] == status:
+                settled.append(row)
+    summaries = [
+        RunSummary(
+            run_id=row["id"], environment=row["environment"], backend=row["backend"], status=row["status"],
+            reason=row["reason"], created_at=row["created_at"], ended_at=row["ended_at"], step=row["step"] or 0,
+            total_steps=row["total_steps"], progress=_progress(row["step"] or 0, row["total_steps"]),
+        )
+        for row in settled
+    ]
+    return RunList(runs=summaries, count=len(summaries))
+
+
+# -- stop -------------------------------------------------------------------------------------
+
+
+def stop_run(run_id: str, *, state: Path | None = None) -> StopResult:
+    """End every process of the run and mark it stopped; a finished run is left as it is."""
+    run_id = validate_run_id(run_id)
+    with Registry(_state_dir(state)) as registry:
+        row = _require_run(registry, run_id)
+        if row["status"] in TERMINAL_STATES:
+            return StopResult(run_id=run_id, status=row["status"], reason=row["reason"], changed=False)
+        registry.transition(run_id, "stopping", "stop requested", from_states=("starting", "running"))
+        pid, started = row["supervisor_pid"], row["supervisor_start"]
+        if is_same_process(pid, started):
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + SUPERVISOR_STOP_WAIT
+            while time.monotonic() < deadline:
+                current = registry.get_run(run_id) or row
+                if current["status"] in TERMINAL_STATES:
+                    return StopResult(run_id=run_id, status=current["status"], reason=current["reason"], changed=True)
+                if not is_same_process(pid, started):
+                    break  # died without finishing the job: finish it below
+                time.sleep(0.05)
+            if is_same_process(pid, started):
+                os.kill(pid, signal.SIGKILL)  # hung: take over
+        left = _kill_components(registry, run_id, grace=0.3)
+        reason = "stopped on request (components ended directly: the supervisor was not responding)"
+        if left:
+            reason += f"; pids {left} survived SIGKILL"
+        registry.transition(run_id, "stopped", reason, ended_at=time.time())
+        final = registry.get_run(run_id) or row
+        return StopResult(run_id=run_id, status=final["status"], reason=final["reason"], changed=True, leftover_pids=left)
+
+
+# -- results ----------------------------------------------------------------------------------
+
+
+def get_results(run_id: str, *, state: Path | None = None) -> RunResults:
+    """Final and best metrics, downsampled history, checkpoints, config, W&B, event log."""
+    run_id = validate_run_id(run_id)
+    with Registry(_state_dir(state)) as registry:
+        row = _require_run(registry, run_id)
+        events = [RunEvent(**event) for event in registry.events(run_id)]
+    paths = RunPaths(Path(row["run_dir"]))
+    final, best, history = summarize(read_metrics(paths.metrics))
+    checkpoints = _checkpoints(paths)
+    final_checkpoint = next((c.path for c in reversed(checkpoints) if c.kind == "final"), None)
+    try:
+        config = redact_data(read_config(paths.config))
+    except (OSError, yaml.YAMLError):
+        config = {}
+    step = max([row["step"] or 0, *(p.step for points in history.values() for p in points[-1:])])
+    return RunResults(
+        run_id=run_id,
+        environment=row["environment"],
+        backend=row["backend"],
+        status=row["status"],
+        reason=row["reason"],
+        created_at=row["created_at"],
+        ended_at=row["ended_at"],
+        duration_seconds=round((row["ended_at"] or time.time()) - row["created_at"], 3),
+        step=step,
+        total_steps=row["total_steps"],
+        final_metrics=final,
+        best_metrics=best,
+        history=history,
+        checkpoints=checkpoints,
+        final_checkpoint=final_checkpoint,
+        config=config,
+        wandb=_wandb_info(paths, row),
+        events=events,
+    )
+
+
+def _checkpoints(paths: RunPaths) -> list[CheckpointInfo]:
+    found: list[CheckpointInfo] = []
+    for record in read_metrics(paths.checkpoints_index):  # same JSONL tolerance as metrics
+        step, path = record.get("step"), record.get("path")
+        if not isinstance(step, int) or not isinstance(path, str):
+            continue
+        location = Path(path) if Path(path).is_absolute() else paths.root / path
+        stamp = record.get("time")
+        found.append(
+            CheckpointInfo(
+                step=step, path=str(location), kind=str(record.get("kind", "periodic")),
+                time=float(stamp) if isinstance(stamp, (int, float)) else None, exists=location.is_file(),
+            )
+        )
+    return found
+
+
+def _wandb_info(paths: RunPaths, row: dict[str, Any]) -> WandbInfo:
+    offline: list[Path] = []
+    for pattern in ("offline-run-*", "wandb/offline-run-*"):
+        offline.extend(p for p in paths.wandb.glob(pattern) if p.is_dir())
+    url = row.get("wandb_url")
+    if not url:
+        for component in ("trainer", "env"):
+            try:
+                lines, _, _ = tail_lines(paths.log(component), 400, max_bytes=256 * 1024)
+            except OSError:
+                continue
+            match = next((m for m in (_WANDB_URL.search(line) for line in reversed(lines)) if m), None)
+            if match:
+                url = match.group(0)
+                break
+    directories = [str(p) for p in sorted(offline)]
+    mode = "online" if url else ("offline" if directories else "none")
+    return WandbInfo(
+        mode=mode, url=url, directories=directories, sync_commands=[f"wandb sync {d}" for d in directories]
+    )
+
+
+# -- logs -------------------------------------------------------------------------------------
+
+
+def read_log(run_id: str, component: str, lines: int = DEFAULT_LOG_LINES, *, state: Path | None = None) -> LogText:
+    """The last ``lines`` lines of one component's log, secrets redacted. Cost independent of size."""
+    run_id = validate_run_id(run_id)
+    if component not in LOG_COMPONENTS:
+        raise InvalidArgument(f"unknown component {component!r}: valid components are {', '.join(LOG_COMPONENTS)}")
+    if isinstance(lines, bool) or not isinstance(lines, int) or not 1 <= lines <= MAX_LOG_LINES:
+        raise InvalidArgument(f"lines must be an integer from 1 to {MAX_LOG_LINES}, not {lines!r}")
+    state_path = _state_dir(state)
+    with Registry(state_path) as registry:
+        if registry.get_run(run_id) is None:
+            raise UnknownRun(f"no run with id {run_id!r} is recorded; list the runs to see the ids there are")
+    paths = RunPaths.of(state_path, run_id)
+    log_path = paths.log(component)
+    if not log_path.exists():
+        return LogText(run_id=run_id, component=component, lines=0, text="", log_size_bytes=0, truncated=False)
+    root = paths.root.resolve()
+    real = log_path.resolve()
+    if not real.is_relative_to(root) or not real.is_file():
+        raise LogNotAvailable(f"the {component} log of run {run_id} is not a regular file inside the run directory")
+    found, size, truncated = tail_lines(real, lines)
+    return LogText(
+        run_id=run_id, component=component, lines=len(found), text=redact_text("\n".join(found)),
+        log_size_bytes=size, truncated=truncated,
+    )
+
+
+def run_events(run_id: str, *, state: Path | None = None) -> list[RunEvent]:
+    """The run's event log: every status transition with its time and reason."""
+    run_id = validate_run_id(run_id)
+    with Registry(_state_dir(state)) as registry:
+        _require_run(registry, run_id)
+        return [RunEvent(**event) for event in registry.events(run_id)]
+
+
+__all__ = [
+    "check_status", "get_results", "list_runs", "read_log", "run_events", "start_run", "stop_run",
+]

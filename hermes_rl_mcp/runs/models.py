@@ -1,0 +1,156 @@
+"""What run control hands back: plain pydantic models, ready to be a tool's structured output."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from hermes_rl_mcp.runs.states import (  # noqa: F401 - re-exported
+    ACTIVE_STATES,
+    COMPONENTS,
+    LOG_COMPONENTS,
+    RUN_STATES,
+    STATUS_METRICS,
+    TERMINAL_STATES,
+    log_uri,
+)
+
+RunState = Literal["starting", "running", "stopping", "completed", "failed", "stopped"]
+
+
+class RunStarted(BaseModel):
+    run_id: str
+    status: RunState = Field(description="Always 'starting': the run continues in the background.")
+    environment: str
+    backend: str
+    run_dir: str
+    config_path: str = Field(description="The run's config.yaml (secrets redacted).")
+    log_uris: dict[str, str] = Field(description="Log resource URI per component (api, trainer, env, supervisor).")
+    created_at: float = Field(description="Unix time the run was created.")
+
+
+class ComponentStatus(BaseModel):
+    name: str
+    state: Literal["pending", "starting", "running", "exited", "stopped"] = Field(
+        description="pending: not started yet; exited: ended on its own (see exit_code); stopped: ended by the supervisor."
+    )
+    pid: int | None = None
+    port: int | None = None
+    exit_code: int | None = Field(None, description="Exit code; negative means killed by that signal (-9 = SIGKILL).")
+
+
+class RunEvent(BaseModel):
+    time: float
+    status: str
+    reason: str
+
+
+class RunStatus(BaseModel):
+    run_id: str
+    environment: str
+    backend: str
+    status: RunState
+    reason: str | None = Field(None, description="Why the run is in this state (failure cause, stop request...).")
+    failed_component: str | None = None
+    exit_code: int | None = Field(None, description="Exit code of the failed component, if one failed.")
+    log_tail: str | None = Field(None, description="Last lines of the failed component's log (secrets redacted).")
+    components: dict[str, ComponentStatus]
+    step: int = Field(description="Latest step recorded in metrics.jsonl (0 before the first).")
+    total_steps: int | None
+    progress: float = Field(description="step / total_steps, between 0 and 1.")
+    metrics: dict[str, float | None] = Field(
+        description="Latest train/percent_correct, eval/percent_correct, reward/mean, train/loss (null until first logged)."
+    )
+    metrics_step: dict[str, int] = Field(default_factory=dict, description="Step at which each reported metric was logged.")
+    created_at: float
+    started_at: float | None = Field(None, description="When all components were ready (status running).")
+    ended_at: float | None = None
+    running_seconds: float = Field(description="Seconds since creation, up to the end for finished runs.")
+    run_dir: str
+    log_uris: dict[str, str]
+    checked_at: float = Field(description="When this answer was computed.")
+    cached: bool = Field(False, description="True when the operator's minimum interval returned an earlier answer.")
+    next_fresh_at: float | None = Field(None, description="When a fresh answer is available, if this one is cached.")
+
+
+class RunSummary(BaseModel):
+    run_id: str
+    environment: str
+    backend: str
+    status: RunState
+    reason: str | None = None
+    created_at: float
+    ended_at: float | None = None
+    step: int
+    total_steps: int | None
+    progress: float
+
+
+class RunList(BaseModel):
+    runs: list[RunSummary] = Field(description="Newest first.")
+    count: int
+
+
+class MetricPoint(BaseModel):
+    step: int
+    value: float
+
+
+class BestMetric(BaseModel):
+    value: float
+    step: int
+    goal: Literal["max", "min"]
+
+
+class CheckpointInfo(BaseModel):
+    step: int
+    path: str
+    kind: str
+    time: float | None = None
+    exists: bool
+
+
+class WandbInfo(BaseModel):
+    mode: Literal["online", "offline", "none"]
+    url: str | None = None
+    directories: list[str] = Field(default_factory=list, description="Offline W&B run directories.")
+    sync_commands: list[str] = Field(default_factory=list, description="Commands that upload the offline runs.")
+
+
+class RunResults(BaseModel):
+    run_id: str
+    environment: str
+    backend: str
+    status: RunState
+    reason: str | None
+    created_at: float
+    ended_at: float | None
+    duration_seconds: float
+    step: int
+    total_steps: int | None
+    final_metrics: dict[str, float] = Field(description="Last logged value of every metric.")
+    best_metrics: dict[str, BestMetric] = Field(description="Best value (max for accuracy/reward/return, min for loss).")
+    history: dict[str, list[MetricPoint]] = Field(description="Each metric at most 40 evenly spread points, first and last included.")
+    checkpoints: list[CheckpointInfo]
+    final_checkpoint: str | None
+    config: dict[str, Any] = Field(description="The config the run used (secrets redacted).")
+    wandb: WandbInfo
+    events: list[RunEvent]
+
+
+class LogText(BaseModel):
+    run_id: str
+    component: str
+    lines: int = Field(description="Number of lines returned.")
+    text: str
+    log_size_bytes: int
+    truncated: bool = Field(description="True when the log holds more than the lines returned.")
+
+
+class StopResult(BaseModel):
+    run_id: str
+    status: RunState
+    reason: str | None
+    changed: bool = Field(description="False when the run had already finished: nothing was done.")
+    leftover_pids: list[int] = Field(default_factory=list, description="Processes that survived SIGKILL (should be empty).")

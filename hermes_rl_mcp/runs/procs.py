@@ -1,0 +1,163 @@
+"""Process identity and whole-tree termination, from any process (Linux ``/proc``).
+
+A pid alone does not identify a process: pids are reused. A process is identified by its pid
+plus its start time (field 22 of ``/proc/<pid>/stat``, clock ticks since boot), recorded when
+it was spawned and compared before it is signalled.
+
+Every component runs in its own session, so its process group id equals its pid and covers
+its children and grandchildren unless one of them starts a session of its own; descendants
+are therefore also collected through parent links.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ProcStat:
+    pid: int
+    state: str
+    ppid: int
+    pgid: int
+    start_time: int
+
+    @property
+    def alive(self) -> bool:
+        # A zombie has finished running; only its parent's wait is missing.
+        return self.state not in ("Z", "X")
+
+
+def read_stat(pid: int) -> ProcStat | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read().decode("ascii", "replace")
+    except (FileNotFoundError, ProcessLookupError, PermissionError, OSError):
+        return None
+    # The command name (field 2) may contain spaces and parentheses: split after its last ")".
+    closing = raw.rfind(")")
+    if closing < 0:
+        return None
+    fields = raw[closing + 2 :].split()
+    try:
+        # fields[0] is field 3 (state); field N sits at index N - 3.
+        return ProcStat(pid=pid, state=fields[0], ppid=int(fields[1]), pgid=int(fields[2]), start_time=int(fields[19]))
+    except (IndexError, ValueError):
+        return None
+
+
+def start_time_of(pid: int) -> int | None:
+    stat = read_stat(pid)
+    return stat.start_time if stat is not None else None
+
+
+def is_same_process(pid: int | None, start_time: int | None) -> bool:
+    """True when ``pid`` is alive and is the very process that started at ``start_time``."""
+    if not pid or start_time is None:
+        return False
+    stat = read_stat(pid)
+    return stat is not None and stat.alive and stat.start_time == start_time
+
+
+def _all_stats() -> list[ProcStat]:
+    stats: list[ProcStat] = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            stat = read_stat(int(entry.name))
+            if stat is not None:
+                stats.append(stat)
+    return stats
+
+
+def tree_members(leader_pid: int, leader_start: int | None) -> list[ProcStat]:
+    """Live processes that belong to the component started as ``leader_pid`` at ``leader_start``.
+
+    Members are the process group ``leader_pid`` and every descendant reachable through parent
+    links. When the leader is gone its group may still hold children; they are recognised by
+    having started no earlier than the leader, so a reused pid never matches.
+    """
+    stats = _all_stats()
+    leader = next((s for s in stats if s.pid == leader_pid), None)
+    if leader is not None and leader_start is not None and leader.start_time != leader_start:
+        leader = None  # the pid now names someone else: the recorded process is long gone
+    floor = leader_start if leader_start is not None else 0
+    members: dict[int, ProcStat] = {}
+    if leader is not None and leader.alive:
+        members[leader.pid] = leader
+    for stat in stats:
+        if stat.pgid == leader_pid and stat.start_time >= floor and stat.alive and stat.pid != leader_pid:
+            members[stat.pid] = stat
+    if leader is not None:
+        # Children that left the group (own session) are still found through their parents.
+        children: dict[int, list[ProcStat]] = {}
+        for stat in stats:
+            children.setdefault(stat.ppid, []).append(stat)
+        frontier = [leader.pid, *members]
+        seen = set(frontier)
+        while frontier:
+            parent = frontier.pop()
+            for child in children.get(parent, []):
+                if child.pid not in seen and child.start_time >= floor:
+                    seen.add(child.pid)
+                    frontier.append(child.pid)
+                    if child.alive:
+                        members[child.pid] = child
+    return list(members.values())
+
+
+def signal_tree(leader_pid: int, leader_start: int | None, sig: int) -> list[int]:
+    """Send ``sig`` to the component's group and to every member; returns the pids signalled."""
+    members = tree_members(leader_pid, leader_start)
+    if not members:
+        return []
+    try:
+        os.killpg(leader_pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+    signalled: list[int] = []
+    for member in members:
+        try:
+            os.kill(member.pid, sig)
+            signalled.append(member.pid)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return signalled
+
+
+def terminate_trees(
+    trees: list[tuple[int, int | None]],
+    *,
+    grace: float = 2.5,
+    reap: Callable[[], None] | None = None,
+) -> list[int]:
+    """SIGTERM every tree, wait up to ``grace`` seconds, SIGKILL what is left, then verify.
+
+    ``reap`` lets the parent collect its exited children while waiting (a zombie no longer
+    runs, but reaping keeps the process table clean). Returns pids still alive at the end,
+    which should always be empty.
+    """
+    for pid, start in trees:
+        signal_tree(pid, start, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if reap is not None:
+            reap()
+        if not any(tree_members(pid, start) for pid, start in trees):
+            return []
+        time.sleep(0.05)
+    for pid, start in trees:
+        signal_tree(pid, start, signal.SIGKILL)
+    deadline = time.monotonic() + 1.0
+    left: list[int] = []
+    while time.monotonic() < deadline:
+        if reap is not None:
+            reap()
+        left = [m.pid for pid, start in trees for m in tree_members(pid, start)]
+        if not left:
+            return []
+        time.sleep(0.02)
+    return left

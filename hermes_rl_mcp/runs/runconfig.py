@@ -1,0 +1,60 @@
+"""A run's config.yaml: written redacted and atomically, ports filled in by the supervisor."""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hermes_rl_mcp.runs.backends import Ports
+from hermes_rl_mcp.runs.redact import redact_data
+
+LOCAL_MODEL_NAME = "hermes-rl-local"
+
+
+def write_config(path: Path, config: dict[str, Any]) -> None:
+    """Replace ``path`` in one rename, so a component never reads a half-written file."""
+    text = yaml.safe_dump(redact_data(config), sort_keys=False, default_flow_style=False)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as handle:
+        loaded = yaml.safe_load(handle)
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def with_ports(config: dict[str, Any], ports: Ports) -> dict[str, Any]:
+    """A copy of ``config`` whose every address points at this run's own ports."""
+    updated = copy.deepcopy(config)
+    api_url = f"http://127.0.0.1:{ports.api}"
+    policy_url = f"http://127.0.0.1:{ports.policy}/v1"
+    run = updated.setdefault("run", {})
+    run["api_url"] = api_url
+    run["policy_url"] = policy_url
+    env = updated.get("env")
+    if not isinstance(env, dict):
+        env = updated["env"] = {}
+    env["rollout_server_url"] = api_url
+    trainer = updated.get("trainer")
+    if not isinstance(trainer, dict):
+        trainer = updated["trainer"] = {}
+    trainer["port"] = ports.policy
+    servers = updated.get("openai")
+    if isinstance(servers, dict):
+        servers["base_url"] = policy_url
+    elif isinstance(servers, list) and servers:
+        for server in servers:
+            if isinstance(server, dict):
+                server["base_url"] = policy_url
+    else:
+        updated["openai"] = [{"base_url": policy_url, "model_name": LOCAL_MODEL_NAME, "api_key": "x"}]
+    return updated

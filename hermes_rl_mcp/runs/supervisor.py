@@ -1,0 +1,363 @@
+"""One run's supervisor: a detached process (own session) that owns the run's components.
+
+It allocates loopback ports, starts the components in order, each only once the previous one
+is ready, watches them, records every change in the registry, and ends every component's whole
+process tree when the run completes, fails or is stopped (SIGTERM to the supervisor).
+Its own output goes to ``logs/supervisor.log``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any, BinaryIO
+
+from hermes_rl_mcp.runs.backends import Backend, ComponentSpec, Ports, resolve_backend
+from hermes_rl_mcp.runs.childenv import minimal_environment
+from hermes_rl_mcp.runs.ids import validate_run_id
+from hermes_rl_mcp.runs.layout import RunPaths
+from hermes_rl_mcp.runs.procs import start_time_of, terminate_trees
+from hermes_rl_mcp.runs.redact import redact_text
+from hermes_rl_mcp.runs.registry import Registry
+from hermes_rl_mcp.runs.runconfig import read_config, with_ports, write_config
+from hermes_rl_mcp.runs.tail import latest_step, tail_lines
+
+WATCH_INTERVAL = 0.1
+PROBE_TIMEOUT = 0.5
+STEP_UPDATE_INTERVAL = 2.0
+STOP_GRACE = 2.0
+FAILURE_TAIL_LINES = 20
+PORT_ATTEMPTS = 4
+# After one of trainer/env ends cleanly the other gets this long to finish as well.
+FINISH_TIMEOUT = 300.0
+_PORT_IN_USE = ("address already in use", "errno 98", "eaddrinuse")
+
+
+def free_port() -> int:
+    """A port nobody listens on right now. Another process may take it before the component
+    binds it; a component that then fails with "address in use" is restarted on a new port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def http_ok(url: str, timeout: float = PROBE_TIMEOUT) -> bool:
+    rest = url.split("://", 1)[-1]
+    hostport, _, path = rest.partition("/")
+    host, _, port = hostport.partition(":")
+    connection = http.client.HTTPConnection(host, int(port or 80), timeout=timeout)
+    try:
+        connection.request("GET", "/" + path)
+        return connection.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        connection.close()
+
+
+@dataclass
+class Running:
+    spec: ComponentSpec
+    process: subprocess.Popen[bytes]
+    start_time: int | None
+    log_offset: int
+    port: int | None
+    exit_code: int | None = None
+
+
+@dataclass
+class Outcome:
+    status: str  # completed | failed | stopped
+    reason: str
+    component: str | None = None
+    exit_code: int | None = None
+    log_tail: str | None = None
+
+
+@dataclass
+class Supervisor:
+    paths: RunPaths
+    registry: Registry
+    running: dict[str, Running] = field(default_factory=dict)
+    stop_requested: bool = False
+    _finished_at: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        return self.paths.run_id
+
+    # -- entry ---------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)  # outlive the terminal/session that started us
+        me = os.getpid()
+        self.registry.update_run(self.run_id, supervisor_pid=me, supervisor_start=start_time_of(me))
+        row = self.registry.get_run(self.run_id)
+        if row is None:
+            self.say("no registry row for this run; nothing to supervise")
+            return 2
+        if row["status"] != "starting":
+            if row["status"] == "stopping":
+                self.registry.transition(self.run_id, "stopped", "stopped before the supervisor started", ended_at=time.time())
+            self.say(f"run is {row['status']}; nothing to do")
+            return 0
+        try:
+            outcome = self._start_and_watch()
+        except Exception as exc:  # noqa: BLE001 - any surprise must still end the components
+            self.say(f"supervisor error: {exc!r}")
+            outcome = Outcome("failed", f"supervisor error: {type(exc).__name__}: {exc}")
+        self._finish(outcome)
+        return 0
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.stop_requested = True
+
+    def say(self, message: str) -> None:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        print(f"{stamp} supervisor: {redact_text(message)}", file=sys.stderr, flush=True)
+
+    # -- starting ------------------------------------------------------------------------------
+
+    def _start_and_watch(self) -> Outcome:
+        config = read_config(self.paths.config)
+        backend = resolve_backend((config.get("run") or {}).get("backend", "local"))
+        ports = Ports(api=free_port(), policy=free_port())
+        while ports.policy == ports.api:
+            ports = Ports(api=ports.api, policy=free_port())
+        order = [spec.name for spec in backend.components(config, self.paths.config, ports)]
+        self.say(f"starting {', '.join(order)}")
+        for index, name in enumerate(order):
+            for attempt in range(1, PORT_ATTEMPTS + 1):
+                config = with_ports(config, ports)
+                write_config(self.paths.config, config)
+                spec = next(s for s in backend.components(config, self.paths.config, ports) if s.name == name)
+                self.registry.set_component(self.run_id, name, state="starting", port=ports.of(spec.port_role) if spec.port_role else None)
+                self._spawn(spec, ports)
+                result = self._wait_ready(name)
+                if result != "port-in-use":
+                    break
+                assert spec.port_role is not None
+                self.say(f"{name}: port {ports.of(spec.port_role)} was taken; retrying on a new port (attempt {attempt + 1})")
+                ports = Ports(**{**ports.__dict__, spec.port_role: free_port()})
+            else:
+                return self._failure(name, f"{name} could not bind a free port after {PORT_ATTEMPTS} attempts")
+            if isinstance(result, Outcome):
+                return result
+            self.registry.set_component(self.run_id, name, state="running")
+            self.say(f"{name} ready (pid {self.running[name].process.pid})")
+        if self.registry.transition(
+            self.run_id, "running", "all components ready", from_states=("starting",), started_at=time.time()
+        ):
+            self.say("run is running")
+        return self._watch()
+
+    def _spawn(self, spec: ComponentSpec, ports: Ports) -> None:
+        log_path = self.paths.log(spec.name)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log: BinaryIO = open(log_path, "ab")
+        offset = log.tell()
+        env = minimal_environment(spec.extra_env_keys)
+        process = subprocess.Popen(
+            spec.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=self.paths.root,
+            env=env,
+            start_new_session=True,  # own process group: the whole tree can be signalled at once
+            close_fds=True,
+        )
+        log.close()  # the child holds its own descriptor
+        started = start_time_of(process.pid)
+        port = ports.of(spec.port_role) if spec.port_role else None
+        self.running[spec.name] = Running(spec, process, started, offset, port)
+        self.registry.set_component(
+            self.run_id, spec.name, state="starting", pid=process.pid, start_time=started, port=port, exit_code=None
+        )
+        self.say(f"started {spec.name}: pid {process.pid}" + (f", port {port}" if port else ""))
+
+    def _wait_ready(self, name: str) -> str | Outcome:
+        current = self.running[name]
+        spec = current.spec
+        deadline = time.monotonic() + spec.ready_timeout
+        while True:
+            if self.stop_requested:
+                return self._stop_outcome()
+            earlier = self._check_exits(exclude=name)
+            if earlier is not None:
+                return earlier
+            code = current.process.poll()
+            if code is not None:
+                current.exit_code = code
+                self.registry.set_component(self.run_id, name, state="exited", exit_code=code)
+                if spec.port_role is not None and self._log_says_port_in_use(current):
+                    return "port-in-use"
+                return self._failure(name, f"{name} exited with code {code} before it was ready", code)
+            if self._is_ready(spec):
+                return "ready"
+            if time.monotonic() > deadline:
+                return self._failure(name, f"{name} did not become ready within {spec.ready_timeout:.0f} s")
+            time.sleep(WATCH_INTERVAL)
+
+    def _is_ready(self, spec: ComponentSpec) -> bool:
+        if spec.health_url is not None and not http_ok(spec.health_url):
+            return False
+        if spec.ready_probe is not None:
+            try:
+                return bool(spec.ready_probe())
+            except Exception:  # noqa: BLE001 - a probe that fails means "not yet"
+                return False
+        return True
+
+    def _log_says_port_in_use(self, current: Running) -> bool:
+        try:
+            with open(self.paths.log(current.spec.name), "rb") as handle:
+                handle.seek(current.log_offset)
+                text = handle.read(256 * 1024).decode("utf-8", "replace").lower()
+        except OSError:
+            return False
+        return any(marker in text for marker in _PORT_IN_USE)
+
+    # -- watching ------------------------------------------------------------------------------
+
+    def _watch(self) -> Outcome:
+        next_step_update = 0.0
+        while True:
+            if self.stop_requested:
+                return self._stop_outcome()
+            outcome = self._check_exits()
+            if outcome is not None:
+                return outcome
+            if "trainer" in self._finished_at and "env" in self._finished_at:
+                return Outcome("completed", "environment finished total_steps and the trainer wrote its final checkpoint")
+            if self._finished_at:
+                first = min(self._finished_at.values())
+                if time.monotonic() - first > FINISH_TIMEOUT:
+                    waiting = next(n for n in ("trainer", "env") if n not in self._finished_at)
+                    return self._failure(
+                        waiting, f"{waiting} did not finish within {FINISH_TIMEOUT:.0f} s after the other component ended"
+                    )
+            now = time.monotonic()
+            if now >= next_step_update:
+                self.registry.update_run(self.run_id, step=latest_step(self.paths.metrics))
+                next_step_update = now + STEP_UPDATE_INTERVAL
+            time.sleep(WATCH_INTERVAL)
+
+    def _check_exits(self, exclude: str | None = None) -> Outcome | None:
+        """The first unexpected exit among running components, noting clean finishes."""
+        for name, current in self.running.items():
+            if name == exclude or current.exit_code is not None:
+                continue
+            code = current.process.poll()
+            if code is None:
+                continue
+            current.exit_code = code
+            self.registry.set_component(self.run_id, name, state="exited", exit_code=code)
+            self.say(f"{name} exited with code {code}")
+            if code == 0 and name == "env":
+                self._finished_at[name] = time.monotonic()
+                continue
+            if code == 0 and name == "trainer":
+                if self._has_final_checkpoint():
+                    self._finished_at[name] = time.monotonic()
+                    continue
+                return self._failure(name, "trainer exited with code 0 without writing its final checkpoint", 0)
+            if code == 0:
+                return self._failure(name, f"{name} exited with code 0 before the run finished", 0)
+            return self._failure(name, f"{name} exited with code {code}", code)
+        return None
+
+    def _has_final_checkpoint(self) -> bool:
+        try:
+            with open(self.paths.checkpoints_index, "rb") as handle:
+                for raw in handle:
+                    try:
+                        record = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if isinstance(record, dict) and record.get("kind") == "final":
+                        return True
+        except FileNotFoundError:
+            pass
+        return False
+
+    def _failure(self, name: str, reason: str, code: int | None = None) -> Outcome:
+        tail: str | None = None
+        try:
+            lines, _, _ = tail_lines(self.paths.log(name), FAILURE_TAIL_LINES)
+            tail = redact_text("\n".join(lines))
+        except OSError:
+            pass
+        return Outcome("failed", reason, component=name, exit_code=code, log_tail=tail)
+
+    def _stop_outcome(self) -> Outcome:
+        return Outcome("stopped", "stopped on request")
+
+    # -- finishing -----------------------------------------------------------------------------
+
+    def _finish(self, outcome: Outcome) -> None:
+        now = time.time()
+        if outcome.status == "failed":
+            # Recorded before the others are stopped so a reader sees the cause at once.
+            self.registry.transition(
+                self.run_id, "failed", outcome.reason, failed_component=outcome.component,
+                exit_code=outcome.exit_code, log_tail=outcome.log_tail, ended_at=now,
+            )
+            self.say(f"run failed: {outcome.reason}")
+        elif outcome.status == "stopped":
+            self.registry.transition(self.run_id, "stopping", "stop requested", from_states=("starting", "running"))
+        left = self._end_components()
+        step = latest_step(self.paths.metrics)
+        self.registry.update_run(self.run_id, step=step)
+        if outcome.status != "failed":
+            reason = outcome.reason if not left else f"{outcome.reason}; pids {left} survived SIGKILL"
+            self.registry.transition(self.run_id, outcome.status, reason, ended_at=time.time())
+            self.say(f"run {outcome.status}: {reason}")
+
+    def _end_components(self) -> list[int]:
+        trees = [(r.process.pid, r.start_time) for r in self.running.values()]
+        if not trees:
+            return []
+
+        def reap() -> None:
+            for current in self.running.values():
+                current.process.poll()
+
+        left = terminate_trees(trees, grace=STOP_GRACE, reap=reap)
+        for name, current in self.running.items():
+            if current.exit_code is None:
+                code = current.process.poll()
+                current.exit_code = code
+                self.registry.set_component(self.run_id, name, state="stopped", exit_code=code)
+        if left:
+            self.say(f"processes still alive after SIGKILL: {left}")
+        return left
+
+
+def supervise(run_dir: Path) -> int:
+    root = Path(run_dir).resolve()
+    validate_run_id(root.name)
+    paths = RunPaths(root)
+    registry = Registry(paths.state)
+    try:
+        return Supervisor(paths, registry).run()
+    finally:
+        registry.close()
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print("usage: hermes-rl-mcp supervise RUN_DIR  (internal: started by start_run)", file=sys.stderr)
+        return 2
+    return supervise(Path(argv[0]))
