@@ -178,16 +178,16 @@ class Server:
         while True:
             while not self.can_start():
                 await asyncio.sleep(GATE_POLL_S)
-            self.inflight += 1
+            self.inflight += 1  # until the group is posted or dropped, so the queue limit holds
             try:
                 group = await self.rt.collect()
+                if group is not None and self.rt.keep(group):
+                    group["env_id"] = self.env_id
+                    await self.api.send_group(group)
+                    self.posted += 1
+                    self.rt.stats.sent += 1
             finally:
                 self.inflight -= 1
-            if group is not None and self.rt.keep(group):
-                group["env_id"] = self.env_id
-                await self.api.send_group(group)
-                self.posted += 1
-                self.rt.stats.sent += 1
 
     async def register(self) -> None:
         from hermes_rl_mcp.sdk.api_client import TrajectoryAPIError
@@ -413,7 +413,10 @@ async def _guarded(env_cls: type[BaseEnv], mode: str, settings: RunSettings) -> 
 
 def main(env_cls: type[BaseEnv], argv: list[str] | None = None) -> int:
     own, overrides = split_argv(list(sys.argv[1:] if argv is None else argv))
-    args = build_parser(env_cls).parse_args(own)
+    try:
+        args = build_parser(env_cls).parse_args(own)
+    except SystemExit as exc:  # argparse has printed the usage and the reason
+        return int(exc.code or 0)
     try:
         settings = resolve(env_cls, args.config, overrides)
     except ConfigError as exc:
