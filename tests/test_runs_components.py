@@ -30,6 +30,7 @@ class ProcBackend:
 
     def components(self, config: dict[str, Any], config_path: Path, ports: Any) -> list[Any]:
         from hermes_rl_mcp.runs.backends import ComponentSpec
+        from hermes_rl_mcp.runs.probe import http_ok
 
         def argv(role: str) -> list[str]:
             return [sys.executable, str(SCRIPT), role, str(config_path)]
@@ -37,7 +38,12 @@ class ProcBackend:
         return [
             ComponentSpec("api", argv("api"), "api", f"http://127.0.0.1:{ports.api}/health", ready_timeout=20),
             ComponentSpec("trainer", argv("trainer"), "policy", f"http://127.0.0.1:{ports.policy}/health", ready_timeout=20),
-            ComponentSpec("env", argv("env"), ready_timeout=20),
+            ComponentSpec(
+                "env",
+                argv("env"),
+                ready_probe=lambda: http_ok(f"http://127.0.0.1:{ports.api}/status-env?env_id=0"),
+                ready_timeout=20,
+            ),
         ]
 
     def secret_keys(self) -> tuple[str, ...]:
@@ -50,20 +56,44 @@ def _append(path: Path, record: dict[str, Any]) -> None:
 
 
 def _serve(port: int, ready_after: float) -> None:
+    """/health (200 after ``ready_after`` s); like the trajectory API, /register-env makes
+    /status-env?env_id=0 answer 200."""
     born = time.monotonic()
+    registered = threading.Event()
 
     class Health(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            ok = self.path == "/health" and time.monotonic() - born >= ready_after
-            self.send_response(200 if ok else 503)
+            if self.path == "/status-env?env_id=0":
+                ok = registered.is_set()
+            else:
+                ok = self.path == "/health" and time.monotonic() - born >= ready_after
+            self.send_response(200 if ok else 404)
             self.end_headers()
             self.wfile.write(b'{"status": "ok"}' if ok else b"{}")
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path == "/register-env":
+                registered.set()
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"status": "success", "env_id": 0}')
 
         def log_message(self, *args: Any) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", port), Health)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+
+
+def _register(api_url: str) -> None:
+    import http.client
+
+    host, port = api_url.split("://", 1)[1].split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=2)
+    connection.request("POST", "/register-env", body=b'{"group_size": 4}', headers={"Content-Type": "application/json"})
+    connection.getresponse().read()
+    connection.close()
 
 
 def _spawn_grandchildren(run_dir: Path, role: str) -> None:
@@ -96,6 +126,8 @@ def main(role: str, config_path: str) -> int:
         _serve(int(config["trainer"]["port"]), float(test.get("ready_after", 0)))
     if test.get("grandchildren"):
         _spawn_grandchildren(run_dir, role)
+    if role == "env":
+        _register(config["run"]["api_url"])
     fail_at = test.get("fail_after") if test.get("fail_component") == role else None
     step_time = float(test.get("step_time", 0.02))
     finite = bool(test.get("finish")) and role in ("trainer", "env")

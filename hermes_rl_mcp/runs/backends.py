@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from hermes_rl_mcp.runs.errors import BackendUnavailable
+from hermes_rl_mcp.runs.probe import http_ok
 
 PortRole = Literal["api", "policy"]
 
@@ -96,7 +97,10 @@ class LocalBackend:
             ComponentSpec(
                 name="env",
                 argv=[python, env_file, "serve", "--config", str(config_path)],
-                ready_timeout=60.0,
+                # The environment has no endpoint of its own: it is ready once the trajectory
+                # API knows it (the run's only environment registers as env 0).
+                ready_probe=lambda: http_ok(f"http://127.0.0.1:{ports.api}/status-env?env_id=0"),
+                ready_timeout=120.0,
                 extra_env_keys=("WANDB_API_KEY",),
             ),
         ]

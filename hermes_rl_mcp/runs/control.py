@@ -262,6 +262,7 @@ def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
         ended_at=row["ended_at"],
         running_seconds=round((row["ended_at"] or now) - row["created_at"], 3),
         run_dir=row["run_dir"],
+        supervisor_pid=row["supervisor_pid"],
         log_uris={c: log_uri(run_id, c) for c in LOG_COMPONENTS},
         checked_at=now,
     )
@@ -313,13 +314,17 @@ def stop_run(run_id: str, *, state: Path | None = None) -> StopResult:
             deadline = time.monotonic() + SUPERVISOR_STOP_WAIT
             while time.monotonic() < deadline:
                 current = registry.get_run(run_id) or row
-                if current["status"] in TERMINAL_STATES:
+                supervisor_alive = is_same_process(pid, started)
+                if current["status"] in TERMINAL_STATES and not supervisor_alive:
                     return StopResult(run_id=run_id, status=current["status"], reason=current["reason"], changed=True)
-                if not is_same_process(pid, started):
+                if not supervisor_alive:
                     break  # died without finishing the job: finish it below
-                time.sleep(0.05)
+                time.sleep(0.02)
             if is_same_process(pid, started):
                 os.kill(pid, signal.SIGKILL)  # hung: take over
+        current = registry.get_run(run_id) or row
+        if current["status"] in TERMINAL_STATES:  # finished its job, then hung on the way out
+            return StopResult(run_id=run_id, status=current["status"], reason=current["reason"], changed=True)
         left = _kill_components(registry, run_id, grace=0.3)
         reason = "stopped on request (components ended directly: the supervisor was not responding)"
         if left:

@@ -68,6 +68,7 @@ class RunStatus(BaseModel):
     ended_at: float | None = None
     running_seconds: float = Field(description="Seconds since creation, up to the end for finished runs.")
     run_dir: str
+    supervisor_pid: int | None = Field(None, description="Process id of the run's supervisor.")
     log_uris: dict[str, str]
     checked_at: float = Field(description="When this answer was computed.")
     cached: bool = Field(False, description="True when the operator's minimum interval returned an earlier answer.")

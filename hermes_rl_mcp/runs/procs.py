@@ -161,3 +161,45 @@ def terminate_trees(
             return []
         time.sleep(0.02)
     return left
+
+
+def become_subreaper() -> bool:
+    """Adopt orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``).
+
+    A grandchild that started a session of its own and whose parent then died would otherwise
+    be re-parented to init and escape both the group kill and the parent-link walk. With this
+    set, it becomes a child of the supervisor, which can still find and end it.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # 36 = PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def descendants(root_pid: int) -> list[ProcStat]:
+    """Every live process below ``root_pid`` through parent links."""
+    children: dict[int, list[ProcStat]] = {}
+    for stat in _all_stats():
+        children.setdefault(stat.ppid, []).append(stat)
+    found: list[ProcStat] = []
+    frontier = [root_pid]
+    while frontier:
+        for child in children.get(frontier.pop(), []):
+            frontier.append(child.pid)
+            if child.alive:
+                found.append(child)
+    return found
+
+
+def reap_adopted(keep: set[int]) -> None:
+    """Collect exited adopted orphans; never the children in ``keep`` (their owner waits for them)."""
+    me = os.getpid()
+    for stat in _all_stats():
+        if stat.ppid == me and not stat.alive and stat.pid not in keep:
+            try:
+                os.waitpid(stat.pid, os.WNOHANG)
+            except ChildProcessError:
+                pass

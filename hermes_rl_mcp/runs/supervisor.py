@@ -8,7 +8,6 @@ Its own output goes to ``logs/supervisor.log``.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import signal
@@ -25,14 +24,18 @@ from hermes_rl_mcp.runs.backends import Backend, ComponentSpec, Ports, resolve_b
 from hermes_rl_mcp.runs.childenv import minimal_environment
 from hermes_rl_mcp.runs.ids import validate_run_id
 from hermes_rl_mcp.runs.layout import RunPaths
-from hermes_rl_mcp.runs.procs import start_time_of, terminate_trees
+from hermes_rl_mcp.runs.probe import http_ok
+from hermes_rl_mcp.runs.procs import become_subreaper, descendants, reap_adopted, start_time_of, terminate_trees
 from hermes_rl_mcp.runs.redact import redact_text
 from hermes_rl_mcp.runs.registry import Registry
 from hermes_rl_mcp.runs.runconfig import read_config, with_ports, write_config
 from hermes_rl_mcp.runs.tail import latest_step, tail_lines
 
-WATCH_INTERVAL = 0.1
-PROBE_TIMEOUT = 0.5
+WATCH_INTERVAL = 0.05
+# Probes start fast and back off, so a quick component is seen at once and a slow one is not
+# flooded with requests (each failed probe may be a line in its log).
+PROBE_FIRST_INTERVAL = 0.05
+PROBE_MAX_INTERVAL = 0.5
 STEP_UPDATE_INTERVAL = 2.0
 STOP_GRACE = 2.0
 FAILURE_TAIL_LINES = 20
@@ -48,20 +51,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def http_ok(url: str, timeout: float = PROBE_TIMEOUT) -> bool:
-    rest = url.split("://", 1)[-1]
-    hostport, _, path = rest.partition("/")
-    host, _, port = hostport.partition(":")
-    connection = http.client.HTTPConnection(host, int(port or 80), timeout=timeout)
-    try:
-        connection.request("GET", "/" + path)
-        return connection.getresponse().status == 200
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        connection.close()
 
 
 @dataclass
@@ -101,6 +90,8 @@ class Supervisor:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)  # outlive the terminal/session that started us
+        if not become_subreaper():
+            self.say("cannot adopt orphaned descendants on this system; a grandchild that leaves its session may survive")
         me = os.getpid()
         self.registry.update_run(self.run_id, supervisor_pid=me, supervisor_start=start_time_of(me))
         row = self.registry.get_run(self.run_id)
@@ -191,6 +182,8 @@ class Supervisor:
         current = self.running[name]
         spec = current.spec
         deadline = time.monotonic() + spec.ready_timeout
+        next_probe = 0.0
+        interval = PROBE_FIRST_INTERVAL
         while True:
             if self.stop_requested:
                 return self._stop_outcome()
@@ -204,8 +197,11 @@ class Supervisor:
                 if spec.port_role is not None and self._log_says_port_in_use(current):
                     return "port-in-use"
                 return self._failure(name, f"{name} exited with code {code} before it was ready", code)
-            if self._is_ready(spec):
-                return "ready"
+            if time.monotonic() >= next_probe:
+                if self._is_ready(spec):
+                    return "ready"
+                next_probe = time.monotonic() + interval
+                interval = min(PROBE_MAX_INTERVAL, interval * 1.5)
             if time.monotonic() > deadline:
                 return self._failure(name, f"{name} did not become ready within {spec.ready_timeout:.0f} s")
             time.sleep(WATCH_INTERVAL)
@@ -251,6 +247,7 @@ class Supervisor:
             now = time.monotonic()
             if now >= next_step_update:
                 self.registry.update_run(self.run_id, step=latest_step(self.paths.metrics))
+                reap_adopted({r.process.pid for r in self.running.values()})
                 next_step_update = now + STEP_UPDATE_INTERVAL
             time.sleep(WATCH_INTERVAL)
 
@@ -327,12 +324,16 @@ class Supervisor:
 
     def _end_components(self) -> list[int]:
         trees = [(r.process.pid, r.start_time) for r in self.running.values()]
+        # Orphans adopted from the components' trees (see become_subreaper) are ended too.
+        own = {r.process.pid for r in self.running.values()}
+        trees += [(p.pid, p.start_time) for p in descendants(os.getpid()) if p.pid not in own]
         if not trees:
             return []
 
         def reap() -> None:
             for current in self.running.values():
                 current.process.poll()
+            reap_adopted(own)
 
         left = terminate_trees(trees, grace=STOP_GRACE, reap=reap)
         for name, current in self.running.items():

@@ -1,0 +1,151 @@
+"""Run-control building blocks on their own: log tails, metric summaries, redaction, registry."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_rl_mcp.runs.ids import RUN_ID_PATTERN, new_run_id, validate_run_id
+from hermes_rl_mcp.runs.metrics import downsample, latest_metrics, summarize
+from hermes_rl_mcp.runs.models import MetricPoint
+from hermes_rl_mcp.runs.procs import is_same_process, start_time_of, terminate_trees
+from hermes_rl_mcp.runs.redact import REDACTED, is_secret_name, redact_data, redact_text
+from hermes_rl_mcp.runs.registry import Registry
+from hermes_rl_mcp.runs.childenv import minimal_environment
+from hermes_rl_mcp.runs.tail import tail_lines
+
+
+@pytest.mark.parametrize("trailing_newline", [True, False])
+def test_tail_lines_matches_reading_the_whole_file(tmp_path: Path, trailing_newline: bool) -> None:
+    rng = random.Random(7)
+    # Lines of very different lengths, so line ends fall on and around the 64 KiB block edges.
+    lines = ["x" * rng.choice([0, 1, 50, 4000, 70_000]) + f" {i}" for i in range(300)]
+    path = tmp_path / "log"
+    path.write_text("\n".join(lines) + ("\n" if trailing_newline else ""))
+    for wanted in (1, 2, 7, 150, 300, 1000):
+        found, size, truncated = tail_lines(path, wanted)
+        assert found == lines[-wanted:], wanted
+        assert size == path.stat().st_size
+        assert truncated == (wanted < len(lines))
+
+
+def test_tail_lines_of_an_empty_file_and_one_huge_line_stays_bounded(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    assert tail_lines(empty, 5) == ([], 0, False)
+    huge = tmp_path / "huge"
+    huge.write_bytes(b"y" * (3 * 1024 * 1024) + b"\nlast\n")
+    found, _, truncated = tail_lines(huge, 2, max_bytes=256 * 1024)
+    assert found == ["last"] and truncated  # the 3 MiB line is not read whole
+
+
+def test_latest_metrics_finds_rare_metrics_beyond_the_last_block(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.jsonl"
+    with open(path, "w") as handle:
+        handle.write(json.dumps({"step": 1, "time": 0, "eval/percent_correct": 0.25}) + "\n")
+        for step in range(1, 3000):
+            handle.write(json.dumps({"step": step, "time": 0, "train/loss": 1 / step, "pad": "z" * 40}) + "\n")
+        handle.write('{"step": 3000, "train/lo')  # a line being written right now
+    assert path.stat().st_size > 128 * 1024
+    step, found = latest_metrics(path, ("train/loss", "eval/percent_correct", "reward/mean"))
+    assert step == 2999
+    assert found["train/loss"] == (pytest.approx(1 / 2999), 2999)
+    assert found["eval/percent_correct"] == (0.25, 1)
+    assert "reward/mean" not in found
+    assert latest_metrics(tmp_path / "missing.jsonl", ("train/loss",)) == (0, {})
+
+
+def test_summaries_keep_first_and_last_points_and_rank_by_metric_kind() -> None:
+    records = [{"step": s, "time": 0, "train/loss": 10 - s / 100, "eval/percent_correct": (s % 17) / 17} for s in range(1, 1001)]
+    records.append({"step": 1001, "time": 0, "train/loss": None, "broken": "text"})
+    final, best, history = summarize(records)
+    assert final["train/loss"] == pytest.approx(10 - 1000 / 100)
+    assert best["train/loss"].goal == "min" and best["train/loss"].step == 1000
+    assert best["eval/percent_correct"].goal == "max" and best["eval/percent_correct"].value == pytest.approx(16 / 17)
+    assert "broken" not in final
+    points = history["train/loss"]
+    assert len(points) == 40 and points[0].step == 1 and points[-1].step == 1000
+    gaps = [b.step - a.step for a, b in zip(points, points[1:])]
+    assert max(gaps) - min(gaps) <= 1  # evenly spread
+    short = [MetricPoint(step=i, value=i) for i in range(5)]
+    assert downsample(short, 40) == short
+
+
+def test_secret_names_and_values_are_redacted_everywhere() -> None:
+    for name in ("api_key", "WANDB_API_KEY", "TINKER_API_KEY", "HF_TOKEN", "access_token", "client_secret", "password", "apiKey"):
+        assert is_secret_name(name), name
+    for name in ("max_token_length", "tokenizer_name", "num_tokens", "group_size", "keyframe"):
+        assert not is_secret_name(name), name
+    secrets = ["abcdef123456"]
+    document = {
+        "openai": [{"api_key": "sk-1", "base_url": "http://127.0.0.1:1/v1"}],
+        "env": {"max_token_length": 2048, "note": "uses abcdef123456 inside"},
+        "trainer": {"password": None},
+    }
+    clean = redact_data(document, secrets)
+    assert clean["openai"][0] == {"api_key": REDACTED, "base_url": "http://127.0.0.1:1/v1"}
+    assert clean["env"] == {"max_token_length": 2048, "note": f"uses {REDACTED} inside"}
+    assert clean["trainer"]["password"] is None
+    assert document["openai"][0]["api_key"] == "sk-1"  # the input is not modified
+    assert redact_text("key=abcdef123456;", secrets) == f"key={REDACTED};"
+
+
+def test_minimal_environment_passes_only_what_components_need() -> None:
+    source = {
+        "PATH": "/bin", "HOME": "/home/u", "LC_ALL": "C", "HERMES_RL_HOME": "/s", "OPENAI_API_KEY": "sk-x",
+        "GITHUB_TOKEN": "ghp", "WANDB_API_KEY": "w", "TINKER_API_KEY": "t", "AWS_SECRET_ACCESS_KEY": "a",
+    }
+    env = minimal_environment(("WANDB_API_KEY",), source)
+    assert set(env) == {"PATH", "HOME", "LC_ALL", "HERMES_RL_HOME", "WANDB_API_KEY", "PYTHONUNBUFFERED"}
+
+
+def test_run_ids_are_sortable_and_validated() -> None:
+    early, late = new_run_id(1_800_000_000), new_run_id(1_800_000_060)
+    assert RUN_ID_PATTERN.fullmatch(early) and early[:16] < late[:16]
+    assert validate_run_id(early) == early
+    for bad in (None, 42, "", "r-18000000-0000-zzzzzz", early + "\n", "../" + early):
+        with pytest.raises(Exception, match="malformed run id"):
+            validate_run_id(bad)
+
+
+def test_registry_terminal_states_are_never_overwritten_and_every_change_is_logged(tmp_path: Path) -> None:
+    run_id = new_run_id()
+    with Registry(tmp_path) as registry:
+        registry.insert_run(run_id=run_id, environment="demo", backend="local", run_dir=str(tmp_path), total_steps=5, reason="run created")
+        assert registry.transition(run_id, "running", "all components ready", from_states=("starting",))
+        assert registry.transition(run_id, "failed", "trainer exited with code -9", exit_code=-9)
+        assert not registry.transition(run_id, "completed", "late")
+        assert not registry.transition(run_id, "stopped", "late")
+    # A second connection (another process, a restarted server) sees the same story.
+    with Registry(tmp_path) as other:
+        row = other.get_run(run_id)
+        assert row is not None and row["status"] == "failed" and row["exit_code"] == -9
+        assert [(e["status"], e["reason"]) for e in other.events(run_id)] == [
+            ("starting", "run created"), ("running", "all components ready"), ("failed", "trainer exited with code -9"),
+        ]
+        assert other._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_reused_pid_is_not_mistaken_for_the_recorded_process() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    try:
+        started = start_time_of(child.pid)
+        assert started is not None and is_same_process(child.pid, started)
+        assert not is_same_process(child.pid, started + 1)  # same pid, another start: someone else
+        assert terminate_trees([(child.pid, started + 1)], grace=0.2) == []
+        assert child.poll() is None  # an unverified process is left alone
+        began = time.monotonic()
+        assert terminate_trees([(child.pid, started)], grace=2.0, reap=lambda: child.poll()) == []
+        assert time.monotonic() - began < 2.0 and child.poll() == -15
+        assert not is_same_process(child.pid, started)
+    finally:
+        if child.poll() is None:
+            os.kill(child.pid, 9)
+            child.wait()
