@@ -47,10 +47,13 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 LOCAL_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
-async def _call(fn: Callable[..., T], *args: Any) -> T:
-    """Run a core call off the event loop; turn its expected failures into tool errors."""
+async def _call(fn: Callable[..., T], *args: Any, offload: bool = True) -> T:
+    """Run a core call, off the event loop unless it is known to be quick; turn its expected
+    failures into tool errors. The thread hop costs more than a warm listing itself."""
     try:
-        return await anyio.to_thread.run_sync(functools.partial(fn, *args))
+        if offload:
+            return await anyio.to_thread.run_sync(functools.partial(fn, *args))
+        return fn(*args)
     except ControlError as exc:
         raise ToolError(str(exc)) from None
 
@@ -76,7 +79,7 @@ def build_server(control: ControlPlane | None = None) -> MCPServer:
         ),
     )
     async def rl_list_environments() -> EnvironmentList:
-        return await _call(control.list_environments)
+        return await _call(control.list_environments, offload=False)
 
     @server.tool(
         title="Select an RL environment",

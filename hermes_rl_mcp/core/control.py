@@ -40,8 +40,7 @@ class ControlPlane:
         dirs = self._env_dirs if self._env_dirs is not None else settings.environment_dirs()
         listing = self._discovery.scan(dirs)
         selection = self._store().load()
-        listing.selected = selection.environment.name if selection else None
-        return listing
+        return listing.model_copy(update={"selected": selection.environment.name if selection else None})
 
     def _find(self, name: str) -> EnvironmentInfo:
         listing = self.list_environments()

@@ -145,13 +145,16 @@ def _sdk_of(dotted_root: str) -> str:
 
 @dataclass
 class Discovery:
-    """Scans environment directories; keeps parsed files between scans."""
+    """Scans environment directories; keeps parsed files and the last listing between scans."""
 
-    _cache: dict[Path, _CacheEntry] = field(default_factory=dict)
+    _cache: dict[str, _CacheEntry] = field(default_factory=dict)
+    _last: tuple[tuple, EnvironmentList] | None = None
 
-    def _python_files(self, root: Path) -> list[Path]:
-        found: list[Path] = []
-        stack = [root]
+    @staticmethod
+    def _python_files(root: Path) -> list[tuple[str, int, int]]:
+        """(path, size, mtime_ns) of every .py file below ``root``, in a stable order."""
+        found: list[tuple[str, int, int]] = []
+        stack = [str(root)]
         while stack:
             directory = stack.pop()
             try:
@@ -159,53 +162,61 @@ class Discovery:
             except OSError:
                 continue
             for entry in entries:
-                if entry.name.startswith("."):
+                name = entry.name
+                if name.startswith("."):
                     continue
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in SKIPPED_DIRS:
-                        stack.append(Path(entry.path))
-                elif entry.name.endswith(".py") and entry.is_file():
-                    found.append(Path(entry.path))
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if name not in SKIPPED_DIRS:
+                            stack.append(entry.path)
+                    elif name.endswith(".py"):
+                        stat = entry.stat()
+                        found.append((entry.path, stat.st_size, stat.st_mtime_ns))
+                except OSError:
+                    continue  # vanished between listing and stat
         found.sort()
         return found
 
-    def _record(self, path: Path) -> FileRecord:
-        try:
-            stat = path.stat()
-        except OSError as exc:
-            return FileRecord(path=path, error=f"cannot read: {exc}")
+    def _record(self, path: str, size: int, mtime_ns: int) -> FileRecord:
         cached = self._cache.get(path)
-        if cached and cached.size == stat.st_size and cached.mtime_ns == stat.st_mtime_ns:
+        if cached and cached.size == size and cached.mtime_ns == mtime_ns:
             return cached.record
-        record = parse_file(path)
-        self._cache[path] = _CacheEntry(stat.st_size, stat.st_mtime_ns, record)
+        record = parse_file(Path(path))
+        self._cache[path] = _CacheEntry(size, mtime_ns, record)
         return record
 
     def scan(self, directories: list[Path]) -> EnvironmentList:
         problems: list[DiscoveryProblem] = []
-        files: list[FileRecord] = []
-        seen: set[Path] = set()
+        listed: list[tuple[str, int, int]] = []
         for directory in directories:
             if not directory.is_dir():
                 problems.append(DiscoveryProblem(file=str(directory), reason="environment directory does not exist"))
                 continue
-            for path in self._python_files(directory):
-                if path in seen:
-                    continue
-                seen.add(path)
-                record = self._record(path)
-                if record.error:
-                    problems.append(DiscoveryProblem(file=str(path), reason=record.error))
-                files.append(record)
+            listed.extend(self._python_files(directory))
+        fingerprint = (tuple(str(d) for d in directories), tuple(listed))
+        if self._last is not None and self._last[0] == fingerprint:
+            return self._last[1]  # shared: callers copy before changing it
+
+        files: list[FileRecord] = []
+        seen: set[str] = set()
+        for path, size, mtime_ns in listed:
+            if path in seen:  # nested or repeated directories
+                continue
+            seen.add(path)
+            record = self._record(path, size, mtime_ns)
+            if record.error:
+                problems.append(DiscoveryProblem(file=path, reason=record.error))
+            files.append(record)
         # Drop cache entries of files that vanished, so the cache never outgrows the tree.
         for stale in set(self._cache) - seen:
             del self._cache[stale]
-        environments = _environments(files, problems)
-        return EnvironmentList(
-            environments=environments,
+        listing = EnvironmentList(
+            environments=_environments(files, problems),
             problems=problems,
             scanned_dirs=[str(d) for d in directories],
         )
+        self._last = (fingerprint, listing)
+        return listing
 
 
 def _environments(files: list[FileRecord], problems: list[DiscoveryProblem]) -> list[EnvironmentInfo]:
