@@ -53,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
             "stop": runs_cli.stop_main,
         }[command]
         return handler(rest)
+    if command == "demo":
+        from hermes_rl_mcp.demo import main as demo_main
+
+        return demo_main(rest)
     if command in ("-h", "--help", "help"):
         print(USAGE)
         return 0
