@@ -15,6 +15,9 @@ HISTORY_POINTS = 40
 # budget is spent: eval metrics are rare lines, so they may sit further back than the last block.
 STATUS_SCAN_BYTES = 1024 * 1024
 _BLOCK = 64 * 1024
+# The trainer and the environment append to the same file, so the highest step is taken over
+# the last few records rather than the very last one.
+_STEP_LINES = 8
 _NOT_METRICS = frozenset({"step", "time"})
 
 
@@ -31,9 +34,14 @@ def _step(record: dict[str, Any]) -> int | None:
 
 
 def latest_metrics(path: Path, names: tuple[str, ...]) -> tuple[int, dict[str, tuple[float, int]]]:
-    """The highest step in the file's tail and, for each name found, its last value and step."""
+    """The latest step and, for each name found, its last value and the step it was logged at.
+
+    Lines are scanned from the end; only the newest few and those mentioning a metric still
+    missing are parsed as JSON, so the cost stays flat however long the run has been going.
+    """
     found: dict[str, tuple[float, int]] = {}
     top_step = 0
+    wanted = {name: json.dumps(name).encode() for name in names}
     try:
         handle = open(path, "rb")
     except FileNotFoundError:
@@ -42,7 +50,8 @@ def latest_metrics(path: Path, names: tuple[str, ...]) -> tuple[int, dict[str, t
         end = os.fstat(handle.fileno()).st_size
         carry = b""
         scanned = 0
-        while end > 0 and scanned < STATUS_SCAN_BYTES and len(found) < len(names):
+        steps_seen = 0
+        while end > 0 and scanned < STATUS_SCAN_BYTES and (len(found) < len(names) or steps_seen < _STEP_LINES):
             start = max(0, end - _BLOCK)
             handle.seek(start)
             data = handle.read(end - start) + carry
@@ -52,18 +61,21 @@ def latest_metrics(path: Path, names: tuple[str, ...]) -> tuple[int, dict[str, t
             carry = pieces[0] if start > 0 else b""
             complete = pieces[1:] if start > 0 else pieces
             for raw in reversed(complete):
+                missing = [name for name in wanted if name not in found and wanted[name] in raw]
+                if not missing and steps_seen >= _STEP_LINES:
+                    continue
                 record = _parse(raw)
-                if record is None:
+                step = _step(record) if record is not None else None
+                if record is None or step is None:
                     continue
-                step = _step(record)
-                if step is None:
-                    continue
+                steps_seen += 1
                 top_step = max(top_step, step)
-                for name in names:
-                    if name not in found and name in record:
-                        value = _number(record[name])
-                        if value is not None:
-                            found[name] = (value, step)
+                for name in missing:
+                    value = _number(record.get(name))
+                    if value is not None:
+                        found[name] = (value, step)
+                if len(found) == len(names) and steps_seen >= _STEP_LINES:
+                    break
             end = start
     return top_step, found
 

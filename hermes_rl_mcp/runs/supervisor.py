@@ -115,7 +115,8 @@ class Supervisor:
         self.stop_requested = True
 
     def say(self, message: str) -> None:
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        now = time.time()
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
         print(f"{stamp} supervisor: {redact_text(message)}", file=sys.stderr, flush=True)
 
     # -- starting ------------------------------------------------------------------------------
