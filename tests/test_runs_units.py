@@ -149,3 +149,27 @@ def test_a_reused_pid_is_not_mistaken_for_the_recorded_process() -> None:
         if child.poll() is None:
             os.kill(child.pid, 9)
             child.wait()
+
+
+def test_every_address_in_a_run_config_points_at_the_runs_own_ports() -> None:
+    from hermes_rl_mcp.runs.backends import Ports
+    from hermes_rl_mcp.runs.runconfig import with_ports
+
+    document = {
+        "run": {"environment": "reverse_text"},
+        "env": {"group_size": 8, "rollout_server_url": "http://localhost:8000"},
+        "openai": [{"model_name": "hermes-rl-local"}, {"model_name": "other", "base_url": "http://127.0.0.1:8001/v1", "api_key": "k"}],
+        "trainer": {"learning_rate": 0.01, "port": 8001},
+    }
+    updated = with_ports(document, Ports(api=41001, policy=41002))
+    assert updated["run"]["api_url"] == "http://127.0.0.1:41001"
+    assert updated["run"]["policy_url"] == "http://127.0.0.1:41002/v1"
+    assert updated["env"] == {"group_size": 8, "rollout_server_url": "http://127.0.0.1:41001"}
+    assert [s["base_url"] for s in updated["openai"]] == ["http://127.0.0.1:41002/v1"] * 2
+    assert updated["openai"][1]["api_key"] == "k" and updated["openai"][0]["api_key"]
+    assert updated["trainer"] == {"learning_rate": 0.01, "port": 41002}
+    assert document["trainer"]["port"] == 8001  # the input is left alone
+    single = with_ports({"run": {}, "openai": {"model_name": "m"}}, Ports(api=1, policy=2))
+    assert single["openai"]["base_url"] == "http://127.0.0.1:2/v1"
+    bare = with_ports({"run": {}}, Ports(api=1, policy=2))
+    assert bare["openai"][0]["base_url"] == "http://127.0.0.1:2/v1" and bare["trainer"]["port"] == 2

@@ -13,6 +13,7 @@ from hermes_rl_mcp.runs.backends import Ports
 from hermes_rl_mcp.runs.redact import redact_data
 
 LOCAL_MODEL_NAME = "hermes-rl-local"
+LOCAL_API_KEY = "local"
 
 
 def write_config(path: Path, config: dict[str, Any]) -> None:
@@ -49,12 +50,12 @@ def with_ports(config: dict[str, Any], ports: Ports) -> dict[str, Any]:
         trainer = updated["trainer"] = {}
     trainer["port"] = ports.policy
     servers = updated.get("openai")
-    if isinstance(servers, dict):
-        servers["base_url"] = policy_url
-    elif isinstance(servers, list) and servers:
-        for server in servers:
-            if isinstance(server, dict):
-                server["base_url"] = policy_url
-    else:
-        updated["openai"] = [{"base_url": policy_url, "model_name": LOCAL_MODEL_NAME, "api_key": "x"}]
+    entries = [servers] if isinstance(servers, dict) else servers if isinstance(servers, list) and servers else None
+    if entries is None:
+        updated["openai"] = entries = [{"model_name": LOCAL_MODEL_NAME}]
+    for server in entries:
+        if isinstance(server, dict):
+            server["base_url"] = policy_url
+            # The local policy server takes no key; OpenAI clients insist on one.
+            server.setdefault("api_key", LOCAL_API_KEY)
     return updated
