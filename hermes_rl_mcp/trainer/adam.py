@@ -1,0 +1,58 @@
+"""Adam over a dict of NumPy arrays, with a global gradient-norm clip."""
+
+from __future__ import annotations
+
+import numpy as np
+
+Params = dict[str, np.ndarray]
+
+
+class Adam:
+    def __init__(
+        self,
+        params: Params,
+        *,
+        learning_rate: float,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        max_grad_norm: float | None = None,
+    ) -> None:
+        self.learning_rate = learning_rate
+        self.beta1, self.beta2 = betas
+        self.eps = eps
+        self.max_grad_norm = max_grad_norm
+        self.steps = 0
+        self.m: Params = {k: np.zeros_like(v) for k, v in params.items()}
+        self.v: Params = {k: np.zeros_like(v) for k, v in params.items()}
+
+    def step(self, params: Params, grads: Params) -> float:
+        """Update ``params`` in place; returns the gradient norm before clipping."""
+        norm = float(np.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in grads.values())))
+        scale = 1.0
+        if self.max_grad_norm is not None and norm > self.max_grad_norm:
+            scale = self.max_grad_norm / (norm + 1e-12)
+        self.steps += 1
+        c1 = 1.0 - self.beta1**self.steps
+        c2 = 1.0 - self.beta2**self.steps
+        for key, grad in grads.items():
+            g = grad * scale
+            m, v = self.m[key], self.v[key]
+            m *= self.beta1
+            m += (1.0 - self.beta1) * g
+            v *= self.beta2
+            v += (1.0 - self.beta2) * np.square(g)
+            params[key] -= (self.learning_rate / c1) * m / (np.sqrt(v / c2) + self.eps)
+        return norm
+
+    def state(self) -> dict[str, np.ndarray]:
+        """Moments and step count as flat arrays, for checkpoints."""
+        out = {f"adam_m/{k}": a for k, a in self.m.items()}
+        out.update({f"adam_v/{k}": a for k, a in self.v.items()})
+        out["adam_steps"] = np.asarray(self.steps)
+        return out
+
+    def load_state(self, state: dict[str, np.ndarray]) -> None:
+        for key in self.m:
+            self.m[key][...] = state[f"adam_m/{key}"]
+            self.v[key][...] = state[f"adam_v/{key}"]
+        self.steps = int(state["adam_steps"])

@@ -1,0 +1,77 @@
+"""One optimisation step of the policy on a batch of scored groups."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from hermes_rl_mcp.trainer.adam import Adam
+from hermes_rl_mcp.trainer.grpo import clipped_objective, flatten_groups
+from hermes_rl_mcp.trainer.model import PolicyModel
+from hermes_rl_mcp.trainer.settings import TrainerConfig
+
+
+class Learner:
+    """The policy, its optimiser and (with a KL penalty) the frozen initial policy."""
+
+    def __init__(self, model: PolicyModel, config: TrainerConfig) -> None:
+        self.model = model
+        self.config = config
+        self.optimizer = Adam(model.params, learning_rate=config.learning_rate, max_grad_norm=config.max_grad_norm)
+        self.reference = model.copy() if config.kl_coef > 0 else None
+        self.step_count = 0
+
+    def step(self, groups: Sequence[dict[str, Any]]) -> dict[str, float]:
+        """Update the policy on ``groups``; returns the step's metrics."""
+        started = time.perf_counter()
+        cfg = self.config
+        batch = flatten_groups(groups)
+        metrics: dict[str, float] = {
+            "reward/mean": float(np.mean(batch.scores)) if batch.scores else 0.0,
+            "advantages/mean": float(np.mean(batch.sequence_advantages)) if batch.sequence_advantages else 0.0,
+            "train/learning_rate": cfg.learning_rate,
+            "train/num_sequences": float(batch.num_sequences),
+            "train/num_tokens": float(len(batch.targets)),
+        }
+        if batch.targets:
+            targets = np.asarray(batch.targets, dtype=np.int64)
+            feats = self.model.features(batch.prompts, batch.generated)
+            logp, cache = self.model.token_logprobs(feats, targets, cfg.temperature)
+            ref_logp = None
+            if self.reference is not None:
+                ref_logp, _ = self.reference.token_logprobs(feats, targets, cfg.temperature)
+            result = clipped_objective(
+                logp.astype(np.float64),
+                np.asarray(batch.behaviour_logprobs, dtype=np.float64),
+                np.asarray(batch.advantages, dtype=np.float64),
+                clip_epsilon=cfg.clip_epsilon,
+                normalizer=max(batch.num_sequences, 1),
+                ref_logp=None if ref_logp is None else ref_logp.astype(np.float64),
+                kl_coef=cfg.kl_coef,
+            )
+            grads = self.model.backward(cache, targets, result.dlogp.astype(self.model.dtype))
+            grad_norm = self.optimizer.step(self.model.params, grads)
+            metrics.update(
+                {
+                    "train/loss": result.loss,
+                    "train/grad_norm": grad_norm,
+                    "train/ratio_mean": result.ratio_mean,
+                    "train/clip_fraction": result.clip_fraction,
+                    "train/entropy": _mean_entropy(cache.probs),
+                }
+            )
+            if self.reference is not None:
+                metrics["train/kl"] = result.kl
+        else:
+            metrics["train/loss"] = 0.0
+        self.step_count += 1
+        metrics["train/step_time"] = time.perf_counter() - started
+        return metrics
+
+
+def _mean_entropy(probs: np.ndarray) -> float:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(probs > 0, probs * np.log(np.where(probs > 0, probs, 1.0)), 0.0)
+    return float(-terms.sum(axis=1).mean())

@@ -1,0 +1,118 @@
+"""The local policy: tokenizer and chat template, gradients, sampling consistency."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hermes_rl_mcp.trainer.model import PolicyModel, generate
+from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, USER, CharTokenizer, ChatTemplateError
+
+TOK = CharTokenizer()
+
+
+def small_model(dtype: type = np.float64, seed: int = 1) -> PolicyModel:
+    model = PolicyModel.initialise(
+        TOK, hidden_size=12, seed=seed, dtype=dtype, window=7, gen_slots=3, max_steps=4, infix_window=5, infix_rows=64
+    )
+    rng = np.random.default_rng(seed + 100)
+    for array in model.params.values():  # move off the initial point so every path carries gradient
+        array += rng.normal(0.0, 0.3, array.shape)
+    return model
+
+
+def test_chat_template_is_prefix_consistent() -> None:
+    first = [{"role": "user", "content": "at 2 goal 5"}]
+    prompt = TOK.generation_prompt(first)
+    assert prompt[0] == USER and prompt[-1] == ASSISTANT and prompt[-2] == END
+    reply = TOK.encode("R") + [END]
+    longer = first + [{"role": "assistant", "content": "R"}, {"role": "user", "content": "at 3 goal 5"}]
+    assert TOK.generation_prompt(longer)[: len(prompt) + len(reply)] == prompt + reply
+    assert TOK.decode(TOK.encode("Hello, world!\n")) == "Hello, world!\n"
+    assert TOK.encode("é") == [1]  # outside printable ASCII: the unknown token
+
+
+def test_chat_template_rejects_bad_messages_with_a_reason() -> None:
+    with pytest.raises(ChatTemplateError, match="valid roles"):
+        TOK.render_messages([{"role": "robot", "content": "hi"}])
+    with pytest.raises(ChatTemplateError, match="string or a list of text parts"):
+        TOK.render_messages([{"role": "user", "content": 5}])
+    parts = [{"role": "user", "content": [{"type": "text", "text": "ab"}, {"type": "text", "text": "c"}]}]
+    assert TOK.render_messages(parts) == TOK.render_messages([{"role": "user", "content": "abc"}])
+
+
+def test_log_likelihood_gradient_matches_finite_differences() -> None:
+    model = small_model()
+    prompts = [TOK.generation_prompt([{"role": "user", "content": c}]) for c in ("7+8", "hello", "3-9", "at 2 goal 5")]
+    generated = [[], TOK.encode("o"), TOK.encode("-"), TOK.encode("ab")]
+    targets = np.asarray(TOK.encode("1l6R"))
+    weights = np.array([0.7, -1.3, 0.4, 2.0])
+    feats = model.features(prompts, generated)
+    temperature = 0.8
+
+    def objective() -> float:
+        logp, _ = model.token_logprobs(feats, targets, temperature)
+        return float(logp @ weights)
+
+    _, cache = model.token_logprobs(feats, targets, temperature)
+    grads = model.backward(cache, targets, weights)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for name, array in model.params.items():
+        touched = np.flatnonzero(grads[name])
+        assert touched.size > 0, f"no gradient reaches {name}"
+        picks = np.concatenate([rng.choice(touched, size=min(8, touched.size), replace=False), rng.integers(0, array.size, 4)])
+        for index in picks:
+            original = array.flat[index]
+            array.flat[index] = original + 1e-6
+            up = objective()
+            array.flat[index] = original - 1e-6
+            down = objective()
+            array.flat[index] = original
+            numeric = (up - down) / 2e-6
+            assert numeric == pytest.approx(grads[name].flat[index], rel=1e-5, abs=1e-7), (name, index)
+            checked += 1
+    assert checked > 50
+
+
+def test_sampled_logprobs_are_the_models_own_log_likelihood() -> None:
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "plane"}])
+    rng = np.random.default_rng(3)
+    samples = generate(model, prompt, n=6, max_tokens=5, temperature=0.7, rng=rng)
+    assert len(samples) == 6
+    for sample in samples:
+        assert 1 <= len(sample.token_ids) <= 5
+        if sample.finish_reason == "stop":
+            assert sample.token_ids[-1] == END
+        else:
+            assert len(sample.token_ids) == 5 and END not in sample.token_ids
+        own = model.completion_logprobs(prompt, sample.token_ids, temperature=0.7)
+        np.testing.assert_allclose(sample.logprobs, own, atol=1e-4)
+
+
+def test_greedy_and_nucleus_sampling() -> None:
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "abc"}])
+    a = generate(model, prompt, n=3, max_tokens=4, temperature=0.0, rng=np.random.default_rng(1))
+    b = generate(model, prompt, n=3, max_tokens=4, temperature=0.0, rng=np.random.default_rng(2))
+    assert [s.token_ids for s in a] == [s.token_ids for s in b] and len({tuple(s.token_ids) for s in a}) == 1
+    assert all(lp == 0.0 for lp in a[0].logprobs)
+    # top_p tiny keeps only the most likely token: same as greedy, logprob 0 after renormalising
+    c = generate(model, prompt, n=2, max_tokens=4, temperature=1.0, top_p=1e-6, rng=np.random.default_rng(5))
+    assert c[0].token_ids == a[0].token_ids and all(abs(lp) < 1e-6 for lp in c[0].logprobs)
+
+
+def test_stop_strings_end_generation() -> None:
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "abc"}])
+    stops = list("aeiou ")
+    samples = generate(model, prompt, n=60, max_tokens=8, temperature=2.0, rng=np.random.default_rng(4), stop=stops)
+    hit = 0
+    for sample in samples:
+        text = TOK.decode(sample.token_ids)
+        assert not any(ch in text[:-1] for ch in stops), text  # generation stops at the first stop string
+        if text and text[-1] in stops:
+            hit += 1
+            assert sample.finish_reason == "stop"
+    assert hit > 0
