@@ -1,73 +1,22 @@
-"""The MCP layer: tools and resources over the control plane. Nothing else lives here.
-
-Every tool is a thin call into ``hermes_rl_mcp.core`` run in a worker thread (file system and
-child processes must not stall the protocol loop). Expected failures of the core arrive as
-``ControlError`` and leave as tool errors carrying the core's message.
-"""
+"""The control-plane tools: list, select, show and edit."""
 
 from __future__ import annotations
 
-import functools
-import logging
-import sys
-from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
-import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from hermes_rl_mcp import __version__
 from hermes_rl_mcp.core.control import ControlPlane
-from hermes_rl_mcp.core.errors import ControlError
 from hermes_rl_mcp.core.models import CurrentConfig, EditResult, EnvironmentList, SelectResult
-
-log = logging.getLogger("hermes_rl_mcp")
-T = TypeVar("T")
-
-INSTRUCTIONS = """\
-Train LLMs with reinforcement learning on RL environments.
-
-Workflow:
-1. rl_list_environments: see the environments (name, description, source file).
-   Read an environment's source file to learn how it generates items and scores answers.
-2. rl_select_environment(name): make one current; its config fields are loaded.
-3. rl_get_current_config: editable fields (with types, defaults, current values) and the locked
-   infrastructure fields of the backend.
-4. rl_edit_config(field, value): change one editable field; values are validated.
-5. rl_start_training: start a run; it returns a run_id at once and trains in the background.
-6. rl_check_status(run_id) to follow it, rl_stop_training(run_id) to end it early,
-   rl_get_results(run_id) for metrics, curves and checkpoints. Runs survive server restarts.
-Fields are namespaced env.*, trainer.*, openai.* and run.*; a bare name works when unambiguous.
-"""
+from hermes_rl_mcp.server.calls import core_call
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 LOCAL_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
-async def _call(fn: Callable[..., T], *args: Any, offload: bool = True) -> T:
-    """Run a core call, off the event loop unless it is known to be quick; turn its expected
-    failures into tool errors. The thread hop costs more than a warm listing itself."""
-    try:
-        if offload:
-            return await anyio.to_thread.run_sync(functools.partial(fn, *args))
-        return fn(*args)
-    except ControlError as exc:
-        raise ToolError(str(exc)) from None
-
-
-def build_server(control: ControlPlane | None = None) -> MCPServer:
-    control = control or ControlPlane()
-    server = MCPServer(
-        name="hermes-rl",
-        title="Hermes RL training",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        log_level="WARNING",
-    )
-
+def register_control_tools(server: MCPServer, control: ControlPlane) -> None:
     @server.tool(
         title="List RL environments",
         annotations=READ_ONLY,
@@ -79,7 +28,7 @@ def build_server(control: ControlPlane | None = None) -> MCPServer:
         ),
     )
     async def rl_list_environments() -> EnvironmentList:
-        return await _call(control.list_environments, offload=False)
+        return await core_call(control.list_environments, offload=False)
 
     @server.tool(
         title="Select an RL environment",
@@ -94,7 +43,7 @@ def build_server(control: ControlPlane | None = None) -> MCPServer:
     async def rl_select_environment(
         name: Annotated[str, Field(description="Environment name from rl_list_environments.", max_length=200)],
     ) -> SelectResult:
-        return await _call(control.select_environment, name)
+        return await core_call(control.select_environment, name)
 
     @server.tool(
         title="Show the current config",
@@ -106,7 +55,7 @@ def build_server(control: ControlPlane | None = None) -> MCPServer:
         ),
     )
     async def rl_get_current_config() -> CurrentConfig:
-        return await _call(control.current_config)
+        return await core_call(control.current_config)
 
     @server.tool(
         title="Edit one config field",
@@ -122,11 +71,5 @@ def build_server(control: ControlPlane | None = None) -> MCPServer:
         field: Annotated[str, Field(description="Field name, e.g. env.group_size or learning_rate.", max_length=200)],
         value: Annotated[Any, Field(description="New value (JSON: number, string, boolean, null, list).")],
     ) -> EditResult:
-        return await _call(control.edit_config, field, value)
+        return await core_call(control.edit_config, field, value)
 
-    return server
-
-
-def serve_stdio() -> None:
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    build_server().run("stdio")

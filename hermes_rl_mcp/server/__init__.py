@@ -1,0 +1,127 @@
+"""The MCP layer: tools, resources and notifications over the core. No run state lives here.
+
+Tools call plain functions of ``hermes_rl_mcp.core`` and ``hermes_rl_mcp.runs``; everything a
+run needs to survive is in the state directory, so any server process, this one or a later one,
+sees the same runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import mcp_types as types
+from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.shared.exceptions import MCPError
+
+from hermes_rl_mcp import __version__, runs
+from hermes_rl_mcp.core.control import ControlPlane
+from hermes_rl_mcp.server.control_tools import register_control_tools
+from hermes_rl_mcp.server.log_watch import LogWatcher
+from hermes_rl_mcp.server.resources import MAX_LISTED_RUNS, register_run_resources
+from hermes_rl_mcp.server.run_tools import register_run_tools
+
+INSTRUCTIONS = """\
+Train LLMs with reinforcement learning on RL environments.
+
+Workflow:
+1. rl_list_environments: see the environments (name, description, source file).
+   Read an environment's source file to learn how it generates items and scores answers.
+2. rl_select_environment(name): make one current; its config fields are loaded.
+3. rl_get_current_config: editable fields (with types, defaults, current values) and the locked
+   infrastructure fields of the backend.
+4. rl_edit_config(field, value): change one editable field; values are validated.
+5. rl_start_training: start a run; it returns a run_id at once and trains in the background.
+6. rl_check_status(run_id) to follow it (poll every 10-30 s), rl_stop_training(run_id) to end it
+   early, rl_get_results(run_id) for metrics, learning curves and checkpoints.
+Runs survive server restarts: rl_list_runs shows every run. Logs are resources
+rl://runs/{run_id}/logs/{api|trainer|env|supervisor} (subscribe to follow them) and the
+rl_get_logs tool. Fields are namespaced env.*, trainer.*, openai.* and run.*; a bare name works
+when unambiguous.
+"""
+
+
+class HermesRLServer(MCPServer):
+    """MCPServer whose resources/list also names the resources of existing runs."""
+
+    def __init__(self, control: ControlPlane, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.control = control
+
+    async def list_resources(self) -> list[types.Resource]:
+        listed = await super().list_resources()
+        recent = (await anyio.to_thread.run_sync(lambda: runs.list_runs(state=self.control.state_dir))).runs
+        for run in recent[:MAX_LISTED_RUNS]:
+            label = f"{run.environment} run {run.run_id} ({run.status})"
+            for component in runs.LOG_COMPONENTS:
+                listed.append(types.Resource(
+                    uri=runs.log_uri(run.run_id, component), name=f"{run.run_id}/logs/{component}",
+                    title=f"{component} log of {label}", mime_type="text/plain",
+                ))
+            for document in ("config", "metrics"):
+                listed.append(types.Resource(
+                    uri=f"rl://runs/{run.run_id}/{document}", name=f"{run.run_id}/{document}",
+                    title=f"{document} of {label}", mime_type="text/plain",
+                ))
+        return listed
+
+
+def build_server(control: ControlPlane | None = None) -> HermesRLServer:
+    control = control or ControlPlane()
+    bus = InMemorySubscriptionBus()
+    watcher = LogWatcher(control, bus)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[dict]:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(watcher.run)
+            try:
+                yield {}
+            finally:
+                tasks.cancel_scope.cancel()
+
+    server = HermesRLServer(
+        control,
+        name="hermes-rl",
+        title="Hermes RL training",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        subscriptions=bus,
+        lifespan=lifespan,
+    )
+    register_control_tools(server, control)
+    register_run_tools(server, control)
+    register_run_resources(server, control)
+    _serve_legacy_subscriptions(server, watcher)
+    return server
+
+
+def _serve_legacy_subscriptions(server: MCPServer, watcher: LogWatcher) -> None:
+    """2025-11-25 resources/subscribe: MCPServer registers no handler, so it goes on the low-level server."""
+
+    async def subscribe(ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        if not watcher.subscribe(params.uri, ctx.session):
+            raise MCPError(types.INVALID_PARAMS, f"cannot subscribe to {params.uri!r}: only run resources "
+                           "rl://runs/{run_id}/logs/{component}, /config and /metrics can be subscribed to")
+        return types.EmptyResult()
+
+    async def unsubscribe(ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        watcher.unsubscribe(params.uri, ctx.session)
+        return types.EmptyResult()
+
+    lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's documented place for this handler
+    lowlevel.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
+    lowlevel.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+
+
+def serve_stdio() -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    build_server().run("stdio")
+
+
+__all__ = ["HermesRLServer", "INSTRUCTIONS", "build_server", "serve_stdio"]

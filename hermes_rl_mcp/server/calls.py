@@ -1,0 +1,30 @@
+"""How tools call the core: off the event loop when slow, with expected failures as tool errors."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+from mcp.server.mcpserver.exceptions import ToolError
+
+from hermes_rl_mcp.core.errors import ControlError
+from hermes_rl_mcp.runs.errors import RunError
+
+T = TypeVar("T")
+EXPECTED = (ControlError, RunError)
+
+
+async def core_call(fn: Callable[..., T], *args: Any, offload: bool = True, **kwargs: Any) -> T:
+    """Run a core call and turn its expected failures into tool errors carrying its message.
+
+    ``offload=False`` runs it on the event loop: for calls known to take well under a
+    millisecond, the hop to a worker thread costs more than the call.
+    """
+    try:
+        if offload:
+            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+        return fn(*args, **kwargs)
+    except EXPECTED as exc:
+        raise ToolError(str(exc)) from None

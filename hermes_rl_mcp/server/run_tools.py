@@ -1,0 +1,105 @@
+"""The run tools: start, status, stop, results, list, logs. Thin calls into ``hermes_rl_mcp.runs``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from hermes_rl_mcp import runs
+from hermes_rl_mcp.core.control import ControlPlane
+from hermes_rl_mcp.runs.models import LogText, RunList, RunResults, RunStarted, RunStatus, StopResult
+from hermes_rl_mcp.server.calls import core_call
+
+RunId = Annotated[str, Field(description="Run id returned by rl_start_training or rl_list_runs.", max_length=100)]
+Component = Literal["api", "trainer", "env", "supervisor"]
+StatusFilter = Literal["starting", "running", "stopping", "completed", "failed", "stopped"]
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+STARTS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+STOPS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+
+
+def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
+    @server.tool(
+        title="Start a training run",
+        annotations=STARTS,
+        description=(
+            "Start a training run of the selected environment with the current config. Returns at once "
+            "with a run_id (status 'starting'): the run trains in the background in its own processes "
+            "and survives this server's restarts. Follow it with rl_check_status(run_id); read its logs "
+            "with rl_get_logs or the rl://runs/{run_id}/logs/{component} resources."
+        ),
+    )
+    async def rl_start_training(ctx: Context) -> RunStarted:
+        await ctx.report_progress(0, 2, "resolving the config")
+        document = await core_call(control.run_document)
+        await ctx.report_progress(1, 2, "starting the run's supervisor")
+        started = await core_call(runs.start_run, document, state=control.state_dir)
+        await ctx.report_progress(2, 2, f"run {started.run_id} is starting")
+        return started
+
+    @server.tool(
+        title="Check a run's status",
+        annotations=READ_ONLY,
+        description=(
+            "Status of a run: starting, running, stopping, completed, failed or stopped; each component "
+            "(api, trainer, env) running or exited with its code; step of total_steps; the latest "
+            "train/percent_correct, eval/percent_correct, reward/mean and train/loss; running time; and "
+            "for a failed run the reason with the end of the failing component's log. Cheap: poll it."
+        ),
+    )
+    async def rl_check_status(run_id: RunId) -> RunStatus:
+        return await core_call(runs.check_status, run_id, state=control.state_dir)
+
+    @server.tool(
+        title="Stop a training run",
+        annotations=STOPS,
+        description=(
+            "Stop a run: every process of every component is ended (terminate, then kill after a grace "
+            "period) within a few seconds. Stopping a finished run changes nothing and reports its final "
+            "status. Checkpoints and metrics written so far stay; read them with rl_get_results."
+        ),
+    )
+    async def rl_stop_training(run_id: RunId) -> StopResult:
+        return await core_call(runs.stop_run, run_id, state=control.state_dir)
+
+    @server.tool(
+        title="Get a run's results",
+        annotations=READ_ONLY,
+        description=(
+            "Results of a run, finished or not: final and best value of every metric, a history of each "
+            "(at most 40 evenly spread points), checkpoints with paths, the config used, duration, the "
+            "event log, and the W&B run (online URL, or the offline directory and its `wandb sync` command)."
+        ),
+    )
+    async def rl_get_results(run_id: RunId) -> RunResults:
+        return await core_call(runs.get_results, run_id, state=control.state_dir)
+
+    @server.tool(
+        title="List training runs",
+        annotations=READ_ONLY,
+        description="Every run, newest first, with environment, status, start time and progress; optionally only one status.",
+    )
+    async def rl_list_runs(
+        status: Annotated[StatusFilter | None, Field(description="Only runs in this status.")] = None,
+    ) -> RunList:
+        return await core_call(runs.list_runs, status, state=control.state_dir)
+
+    @server.tool(
+        title="Read a run's log",
+        annotations=READ_ONLY,
+        description=(
+            "The last lines of one component's log (secrets redacted): api (trajectory API), trainer, "
+            "env (environment process) or supervisor. The same text as the resource "
+            "rl://runs/{run_id}/logs/{component}, for clients that do not read resources."
+        ),
+    )
+    async def rl_get_logs(
+        run_id: RunId,
+        component: Annotated[Component, Field(description="Which component's log.")],
+        lines: Annotated[int, Field(description="How many lines from the end.", ge=1, le=5000)] = 200,
+    ) -> LogText:
+        return await core_call(runs.read_log, run_id, component, lines, state=control.state_dir)
