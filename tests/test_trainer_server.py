@@ -1,0 +1,127 @@
+"""The policy server over real HTTP on loopback."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import numpy as np
+import pytest
+import uvicorn
+
+from hermes_rl_mcp.trainer.model import PolicyModel
+from hermes_rl_mcp.trainer.policy_server import PolicyHolder, build_app
+from hermes_rl_mcp.trainer.tokenizer import END, CharTokenizer
+
+TOK = CharTokenizer()
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[str, PolicyHolder]]:
+    model = PolicyModel.initialise(TOK, hidden_size=32, seed=5)
+    holder = PolicyHolder(model=model, step=7, rng=np.random.default_rng(0))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(build_app(holder), log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.started
+    yield f"http://127.0.0.1:{port}", holder
+    server.should_exit = True
+    thread.join(timeout=5)
+    sock.close()
+
+
+def test_health_and_models(served: tuple[str, PolicyHolder]) -> None:
+    base, _ = served
+    health = httpx.get(f"{base}/health")
+    assert health.status_code == 200 and health.json() == {"status": "ok", "step": 7}
+    assert httpx.get(f"{base}/v1/models").json()["data"][0]["id"] == "hermes-rl-local"
+
+
+def test_chat_choices_carry_token_ids_and_the_models_own_logprobs(served: tuple[str, PolicyHolder]) -> None:
+    base, holder = served
+    messages = [{"role": "user", "content": "plane"}]
+    body = {"model": "hermes-rl-local", "messages": messages, "n": 5, "max_tokens": 4, "temperature": 0.8, "logprobs": True}
+    data = httpx.post(f"{base}/v1/chat/completions", json=body).json()
+    assert data["object"] == "chat.completion"
+    prompt_ids = data["prompt_token_ids"]
+    assert prompt_ids == TOK.generation_prompt(messages)
+    assert len(data["choices"]) == 5
+    for choice in data["choices"]:
+        ids = choice["token_ids"]
+        logprobs = [entry["logprob"] for entry in choice["logprobs"]["content"]]
+        assert 1 <= len(ids) <= 4 and len(logprobs) == len(ids)
+        if choice["finish_reason"] == "stop":
+            assert ids[-1] == END and TOK.decode(ids) == choice["message"]["content"]
+        else:
+            assert choice["finish_reason"] == "length" and len(ids) == 4
+        own = holder.model.completion_logprobs(prompt_ids, ids, temperature=0.8)
+        np.testing.assert_allclose(logprobs, own, atol=1e-4)
+    assert data["usage"]["completion_tokens"] == sum(len(c["token_ids"]) for c in data["choices"])
+
+
+def test_chat_prompt_extends_with_the_reply(served: tuple[str, PolicyHolder]) -> None:
+    base, _ = served
+    first = [{"role": "user", "content": "at 2 goal 5"}]
+    reply = httpx.post(f"{base}/v1/chat/completions", json={"messages": first, "max_tokens": 3}).json()
+    choice = reply["choices"][0]
+    follow = first + [choice["message"], {"role": "user", "content": "at 3 goal 5"}]
+    again = httpx.post(f"{base}/v1/chat/completions", json={"messages": follow, "max_tokens": 1}).json()
+    known = reply["prompt_token_ids"] + choice["token_ids"]
+    assert again["prompt_token_ids"][: len(known)] == known
+
+
+def test_text_completion_with_stop_and_seed(served: tuple[str, PolicyHolder]) -> None:
+    base, _ = served
+    body = {"prompt": "hello", "n": 8, "max_tokens": 6, "temperature": 1.5, "seed": 11, "stop": [chr(c) for c in range(97, 123)]}
+    first = httpx.post(f"{base}/v1/completions", json=body).json()
+    second = httpx.post(f"{base}/v1/completions", json=body).json()
+    assert first["object"] == "text_completion" and first["prompt_token_ids"] == TOK.encode("hello")
+    assert [c["token_ids"] for c in first["choices"]] == [c["token_ids"] for c in second["choices"]]  # same seed
+    for choice in first["choices"]:
+        generated = TOK.decode(choice["token_ids"])
+        assert len(choice["logprobs"]["token_logprobs"]) == len(choice["token_ids"])
+        assert not any("a" <= ch <= "z" for ch in choice["text"])  # the stop string is cut from the text
+        if generated and "a" <= generated[-1] <= "z":
+            assert choice["finish_reason"] == "stop" and choice["text"] == generated[:-1]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "reason"),
+    [
+        ("/v1/chat/completions", {"messages": []}, "messages"),
+        ("/v1/chat/completions", {"messages": [{"role": "wizard", "content": "x"}]}, "valid roles"),
+        ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}], "n": 0}, "n"),
+        ("/v1/completions", {"prompt": "x", "max_tokens": -3}, "max_tokens"),
+        ("/v1/completions", {"prompt": "x", "temperature": "hot"}, "temperature"),
+        ("/v1/completions", {"prompt": ["a", "b"]}, "one prompt per request"),
+        ("/v1/completions", {"n": 2}, "prompt"),
+    ],
+)
+def test_bad_requests_get_a_4xx_with_the_reason(served: tuple[str, PolicyHolder], path: str, body: dict, reason: str) -> None:
+    base, _ = served
+    response = httpx.post(f"{base}{path}", json=body)
+    assert response.status_code == 400
+    assert reason in response.json()["error"]["message"]
+
+
+def test_non_json_body_is_refused(served: tuple[str, PolicyHolder]) -> None:
+    base, _ = served
+    response = httpx.post(f"{base}/v1/completions", content=b"{not json", headers={"content-type": "application/json"})
+    assert response.status_code == 400 and "JSON" in response.json()["error"]["message"]
+
+
+def test_a_published_step_is_served(served: tuple[str, PolicyHolder]) -> None:
+    base, holder = served
+    model = holder.model
+    holder.publish(model, 8)
+    assert httpx.get(f"{base}/health").json()["step"] == 8
+    holder.publish(model, 7)
