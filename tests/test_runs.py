@@ -169,6 +169,15 @@ def test_run_starts_at_once_reaches_running_and_completes_with_results(state: Pa
     assert results.wandb.mode == "none"
 
 
+def test_a_trainer_that_keeps_serving_after_its_final_checkpoint_completes_the_run(state: Path) -> None:
+    started = start_run(run_config(total_steps=10, finish=True, serve_after_final=True), state=state)
+    final = wait_for(started.run_id, state, lambda s: s.status in TERMINAL_STATES)
+    assert final.status == "completed", final.reason
+    assert final.components["env"].exit_code == 0
+    assert final.components["trainer"].state == "stopped"  # ended by the supervisor once the env was done
+    assert get_results(started.run_id, state=state).final_checkpoint is not None
+
+
 def test_sigkilled_trainer_fails_the_run_within_two_seconds_with_its_log_tail(state: Path) -> None:
     started = start_run(run_config(total_steps=10_000, grandchildren=True, step_time=0.2), state=state)
     running = wait_for(started.run_id, state, is_running)
@@ -380,3 +389,28 @@ def test_unknown_run_ids_and_bad_arguments_get_clear_errors(state: Path) -> None
     assert list_runs(state=state).runs == []  # nothing half-created
     proc = cli("status", "not-a-run")
     assert proc.returncode == 1 and "malformed run id" in proc.stderr
+
+
+# -- a real local run ----------------------------------------------------------------------------
+
+
+def test_a_short_real_local_run_completes(state: Path) -> None:
+    pytest.importorskip("hermes_rl_mcp.trainer.cli", reason="the local trainer has not landed yet")
+    config = {
+        "run": {"environment": "reverse_text", "backend": "local", "env_file": str(REPO / "environments" / "reverse_text.py")},
+        "env": {"total_steps": 4, "steps_per_eval": 2, "group_size": 4, "eval_size": 8, "use_wandb": False},
+        "trainer": {"batch_size": 16, "checkpoint_interval": 2},
+        "openai": [{"model_name": "hermes-rl-local"}],
+    }
+    started = start_run(config, state=state)
+    final = wait_for(started.run_id, state, lambda s: s.status in TERMINAL_STATES, timeout=120)
+    assert final.status == "completed", (final.reason, final.log_tail)
+    assert final.step == 4 and final.progress == 1.0
+    assert final.components["env"].exit_code == 0
+    trainer = final.components["trainer"]  # exits after its final checkpoint or serves until stopped
+    assert (trainer.state, trainer.exit_code) == ("exited", 0) or trainer.state == "stopped"
+    results = get_results(started.run_id, state=state)
+    assert "train/loss" in results.final_metrics and "eval/percent_correct" in results.final_metrics
+    assert results.final_checkpoint is not None and Path(results.final_checkpoint).is_file()
+    assert [e.status for e in results.events] == ["starting", "running", "completed"]
+    assert wait_gone({c.pid for c in final.components.values() if c.pid}) == set()

@@ -133,17 +133,20 @@ def main(role: str, config_path: str) -> int:
     finite = bool(test.get("finish")) and role in ("trainer", "env")
     born = time.monotonic()
     step = 0
+    wrote_final = False
     while True:
         if fail_at is not None and time.monotonic() - born >= float(fail_at):
             print(f"{role}: failing on purpose with code {test.get('fail_code', 3)}", flush=True)
             return int(test.get("fail_code", 3))
-        if finite and step >= total:
+        if finite and step >= total and not wrote_final:
             if role == "trainer":
                 path = run_dir / "checkpoints" / f"step_{step}.npz"
                 path.write_bytes(b"checkpoint")
                 _append(run_dir / "checkpoints.jsonl", {"step": step, "path": str(path), "kind": "final", "time": time.time()})
             print(f"{role} finished {step} steps", flush=True)
-            return 0
+            wrote_final = True
+            if not (role == "trainer" and test.get("serve_after_final")):
+                return 0
         if role in ("trainer", "env") and step < total:
             step += 1
             if role == "trainer":

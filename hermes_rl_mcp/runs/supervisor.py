@@ -35,7 +35,7 @@ WATCH_INTERVAL = 0.05
 # Probes start fast and back off, so a quick component is seen at once and a slow one is not
 # flooded with requests (each failed probe may be a line in its log).
 PROBE_FIRST_INTERVAL = 0.05
-PROBE_MAX_INTERVAL = 0.5
+PROBE_MAX_INTERVAL = 0.2
 STEP_UPDATE_INTERVAL = 2.0
 STOP_GRACE = 2.0
 FAILURE_TAIL_LINES = 20
@@ -236,7 +236,11 @@ class Supervisor:
             outcome = self._check_exits()
             if outcome is not None:
                 return outcome
-            if "trainer" in self._finished_at and "env" in self._finished_at:
+            if "env" in self._finished_at and (
+                # A trainer may exit after its final checkpoint, or keep serving the policy (for
+                # the environment's final evaluation) until it is stopped: both are complete.
+                "trainer" in self._finished_at or self._has_final_checkpoint()
+            ):
                 return Outcome("completed", "environment finished total_steps and the trainer wrote its final checkpoint")
             if self._finished_at:
                 first = min(self._finished_at.values())
