@@ -1,0 +1,72 @@
+"""Checkpoints of the local policy: ``checkpoints/step_<n>.npz`` plus one line each in
+``checkpoints.jsonl``.
+
+An archive holds the parameters (``param/<name>``), the Adam state, and a JSON ``meta`` record
+(step, model shape, tokenizer, trainer settings), enough to load the policy and to resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hermes_rl_mcp.trainer.adam import Adam
+from hermes_rl_mcp.trainer.model import ModelShape, PolicyModel
+from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
+
+
+@dataclass
+class LoadedCheckpoint:
+    model: PolicyModel
+    step: int
+    meta: dict[str, Any]
+    optimizer_state: dict[str, np.ndarray]
+
+
+def save_checkpoint(
+    run_dir: Path,
+    step: int,
+    model: PolicyModel,
+    optimizer: Adam | None,
+    *,
+    kind: str,
+    extra_meta: dict[str, Any] | None = None,
+) -> Path:
+    """Write the archive (atomically: a reader never sees half a file) and record it."""
+    if kind not in ("periodic", "final"):
+        raise ValueError(f"checkpoint kind must be 'periodic' or 'final', got {kind!r}")
+    directory = Path(run_dir) / "checkpoints"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"step_{step}.npz"
+    meta = {"step": step, "shape": model.shape.to_dict(), "tokenizer": model.tokenizer.name, **(extra_meta or {})}
+    arrays: dict[str, np.ndarray] = {f"param/{k}": v for k, v in model.params.items()}
+    if optimizer is not None:
+        arrays.update(optimizer.state())
+    arrays["meta"] = np.asarray(json.dumps(meta))
+    partial = directory / f".step_{step}.npz.partial"
+    with open(partial, "wb") as handle:
+        np.savez(handle, **arrays)
+    os.replace(partial, path)
+    record = {"step": step, "path": str(path.resolve()), "kind": kind, "time": round(time.time(), 3)}
+    with open(Path(run_dir) / "checkpoints.jsonl", "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+    return path
+
+
+def load_checkpoint(path: Path) -> LoadedCheckpoint:
+    """The policy (and optimiser state) stored at ``path``."""
+    with np.load(Path(path), allow_pickle=False) as archive:
+        meta = json.loads(str(archive["meta"]))
+        params = {k.removeprefix("param/"): archive[k].copy() for k in archive.files if k.startswith("param/")}
+        optimizer_state = {k: archive[k].copy() for k in archive.files if k.startswith("adam")}
+    tokenizer = CharTokenizer()
+    if meta.get("tokenizer") != tokenizer.name:
+        raise ValueError(f"checkpoint {path} uses tokenizer {meta.get('tokenizer')!r}, this trainer has {tokenizer.name!r}")
+    model = PolicyModel(params, ModelShape(**meta["shape"]), tokenizer)
+    return LoadedCheckpoint(model=model, step=int(meta["step"]), meta=meta, optimizer_state=optimizer_state)

@@ -1,0 +1,280 @@
+"""The local trainer process: serve the policy, register with the trajectory API, pull batches,
+step, log metrics, checkpoint.
+
+One asyncio loop runs both the policy server (uvicorn) and the training loop; the optimisation
+step runs in a worker thread so completions keep being served while it computes.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import numpy as np
+import uvicorn
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hermes_rl_mcp.metrics_log import MetricsLog
+from hermes_rl_mcp.trainer.checkpoints import save_checkpoint
+from hermes_rl_mcp.trainer.grpo import BatchError
+from hermes_rl_mcp.trainer.learner import Learner
+from hermes_rl_mcp.trainer.model import PolicyModel
+from hermes_rl_mcp.trainer.policy_server import PolicyHolder, build_app
+from hermes_rl_mcp.trainer.settings import TrainerConfig
+from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
+
+DEFAULT_RUN_DIR = "hermes-rl-run"
+REGISTER_TIMEOUT = 30.0
+POLL_INTERVAL = 0.05
+
+
+class TrainerError(RuntimeError):
+    """A fatal problem; its message is printed and the process exits non-zero."""
+
+
+class RunSection(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str | None = None
+    dir: str | None = None
+    backend: str = "local"
+    environment: str | None = None
+    api_url: str = "http://127.0.0.1:8000"
+    policy_url: str | None = None
+
+
+class EnvSection(BaseModel):
+    """The environment fields the trainer reads; the rest belong to the environment."""
+
+    model_config = ConfigDict(extra="allow")
+
+    total_steps: int = Field(1000, gt=0)
+    use_wandb: bool = True
+    wandb_name: str | None = None
+    max_token_length: int = Field(2048, gt=0)
+
+
+class RunFile(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    run: RunSection = Field(default_factory=RunSection)
+    env: EnvSection = Field(default_factory=EnvSection)
+    trainer: TrainerConfig = Field(default_factory=TrainerConfig)
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.run.dir or DEFAULT_RUN_DIR).expanduser()
+
+
+def load_run_file(path: Path) -> RunFile:
+    """The run YAML, validated; raises TrainerError saying what is wrong."""
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TrainerError(f"config file {path} does not exist") from None
+    except yaml.YAMLError as exc:
+        raise TrainerError(f"config file {path} is not valid YAML: {exc}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise TrainerError(f"config file {path} must hold a mapping with sections run, env, openai, trainer")
+    for section in ("run", "env", "trainer"):
+        if raw.get(section) is None:
+            raw.pop(section, None)
+    try:
+        return RunFile.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_url=False)
+        )
+        raise TrainerError(f"config file {path}: {problems}") from None
+
+
+def _bind(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise TrainerError(f"cannot listen on 127.0.0.1:{port} for the policy server: {exc.strerror}") from None
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+class Trainer:
+    def __init__(self, config: RunFile, *, log: Any = None) -> None:
+        self.config = config
+        self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        cfg = config.trainer
+        self.tokenizer = CharTokenizer()
+        model = PolicyModel.initialise(self.tokenizer, hidden_size=cfg.hidden_size, seed=cfg.seed)
+        self.learner = Learner(model, cfg)
+        self.holder = PolicyHolder(
+            model=model.copy(),
+            default_temperature=cfg.temperature,
+            rng=np.random.default_rng(cfg.seed + 1),
+        )
+        self.run_dir = config.run_dir
+        self.total_steps = config.env.total_steps
+        self.step = 0
+        self.port: int | None = None
+        self.stop_requested = False
+        self.last_checkpoint_step = -1
+
+    # -- pieces --------------------------------------------------------------------------------
+
+    def checkpoint(self, kind: str) -> Path:
+        path = save_checkpoint(
+            self.run_dir,
+            self.step,
+            self.learner.model,
+            self.learner.optimizer,
+            kind=kind,
+            extra_meta={"trainer": self.config.trainer.model_dump(), "run_id": self.config.run.id},
+        )
+        self.last_checkpoint_step = self.step
+        return path
+
+    async def register(self, client: httpx.AsyncClient) -> None:
+        cfg = self.config
+        payload = {
+            "batch_size": cfg.trainer.batch_size,
+            "max_token_len": cfg.env.max_token_length,
+            "num_steps": self.total_steps,
+            "checkpoint_dir": str((self.run_dir / "checkpoints").resolve()),
+            "save_checkpoint_interval": cfg.trainer.checkpoint_interval,
+            "starting_step": self.step,
+            "wandb_group": cfg.run.id,
+            "wandb_project": "hermes-rl",
+        }
+        deadline = time.monotonic() + REGISTER_TIMEOUT
+        delay = 0.1
+        last_error = ""
+        while not self.stop_requested:
+            try:
+                response = await client.post("/register", json=payload)
+                if response.status_code == 200:
+                    return
+                last_error = f"answered {response.status_code}: {response.text[:200]}"
+                if 400 <= response.status_code < 500:
+                    raise TrainerError(f"trajectory API at {cfg.run.api_url} refused registration: {last_error}")
+            except httpx.HTTPError as exc:
+                last_error = f"unreachable ({type(exc).__name__})"
+            if time.monotonic() >= deadline:
+                raise TrainerError(
+                    f"trajectory API at {cfg.run.api_url} did not accept /register within {REGISTER_TIMEOUT:.0f} s: {last_error}"
+                )
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    async def next_batch(self, client: httpx.AsyncClient) -> list[dict[str, Any]] | None:
+        try:
+            response = await client.get("/batch")
+        except httpx.HTTPError:
+            return None  # the API may be restarting; keep polling
+        if response.status_code != 200:
+            return None
+        try:
+            batch = response.json().get("batch")
+        except (ValueError, AttributeError):
+            return None
+        return batch if isinstance(batch, list) else None
+
+    # -- the run ---------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        cfg = self.config
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        sock = _bind(cfg.trainer.port)
+        self.port = sock.getsockname()[1]
+        server = uvicorn.Server(
+            uvicorn.Config(build_app(self.holder), log_level="warning", access_log=False, lifespan="off")
+        )
+        server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we handle SIGTERM
+        metrics = MetricsLog(
+            self.run_dir / "metrics.jsonl",
+            use_wandb=cfg.env.use_wandb,
+            wandb_dir=self.run_dir / "wandb",
+            wandb_name=(cfg.env.wandb_name or cfg.run.id or "local") + "-trainer",
+            wandb_group=cfg.run.id,
+        )
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(server.serve, [sock])
+                while not server.started:
+                    if server.should_exit:
+                        raise TrainerError("the policy server failed to start")
+                    await anyio.sleep(0.01)
+                self.log(f"policy server listening on http://127.0.0.1:{self.port}/v1")
+                try:
+                    await self._train(metrics)
+                finally:
+                    server.should_exit = True
+        finally:
+            metrics.close()
+            sock.close()
+
+    async def _train(self, metrics: MetricsLog) -> None:
+        cfg = self.config
+        async with httpx.AsyncClient(base_url=cfg.run.api_url.rstrip("/"), timeout=30.0) as client:
+            await self.register(client)
+            self.log(f"registered with the trajectory API at {cfg.run.api_url}; training {self.total_steps} steps")
+            waited_since = time.monotonic()
+            while self.step < self.total_steps and not self.stop_requested:
+                batch = await self.next_batch(client)
+                if batch is None:
+                    await anyio.sleep(POLL_INTERVAL)
+                    continue
+                wait_time = time.monotonic() - waited_since
+                try:
+                    values = await anyio.to_thread.run_sync(self.learner.step, batch)
+                except BatchError as exc:
+                    self.log(f"skipped a malformed batch: {exc}")
+                    values = {}
+                self.step += 1
+                self.holder.publish(self.learner.model.copy(), self.step)
+                if values:
+                    values["train/batch_wait_time"] = wait_time
+                    metrics.log(self.step, values)
+                if self.step % cfg.trainer.checkpoint_interval == 0 and self.step < self.total_steps:
+                    self.checkpoint("periodic")
+                waited_since = time.monotonic()
+        if self.last_checkpoint_step != self.step or self.step == 0:
+            path = self.checkpoint("final")
+            self.log(f"final checkpoint at step {self.step}: {path}")
+
+
+def run_trainer(config: RunFile, *, log: Any = None) -> Trainer:
+    """Run to completion (or until SIGTERM) in this thread; returns the finished trainer."""
+    trainer = Trainer(config, log=log)
+
+    def on_term(signum: int, frame: Any) -> None:
+        trainer.stop_requested = True
+
+    previous = signal.signal(signal.SIGTERM, on_term) if _main_thread() else None
+    try:
+        anyio.run(trainer.run)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    return trainer
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def describe(config: RunFile) -> str:
+    return json.dumps({"run_dir": str(config.run_dir), "total_steps": config.env.total_steps, **config.trainer.model_dump()})

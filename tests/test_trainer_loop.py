@@ -1,0 +1,245 @@
+"""The trainer process end to end against a stand-in trajectory API, plus learning mechanics:
+advantages, importance ratios and clipping, determinism, checkpoints."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import uvicorn
+import yaml
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from hermes_rl_mcp.metrics_log import read_metrics
+from hermes_rl_mcp.trainer.checkpoints import load_checkpoint, save_checkpoint
+from hermes_rl_mcp.trainer.grpo import clipped_objective, flatten_groups, group_advantages
+from hermes_rl_mcp.trainer.learner import Learner
+from hermes_rl_mcp.trainer.model import PolicyModel, generate
+from hermes_rl_mcp.trainer.settings import TrainerConfig
+from hermes_rl_mcp.trainer.tokenizer import END, CharTokenizer
+
+TOK = CharTokenizer()
+
+
+def reverse_groups(model: PolicyModel, rng: np.random.Generator, words: list[str], n: int = 4) -> list[dict[str, Any]]:
+    """Groups of completions of ``words`` sampled from ``model``, scored by the share of their
+    characters taken from the word, less a length penalty (graded, so groups carry signal)."""
+    groups = []
+    for word in words:
+        prompt = TOK.generation_prompt([{"role": "user", "content": word}])
+        samples = generate(model, prompt, n=n, max_tokens=len(word) + 2, temperature=1.0, rng=rng)
+        texts = [TOK.decode(s.token_ids) for s in samples]
+        scores = [sum(ch in word for ch in t) / max(len(t), 1) - 0.1 * abs(len(t) - len(word)) for t in texts]
+        groups.append(
+            {
+                "tokens": [prompt + s.token_ids for s in samples],
+                "masks": [[-100] * len(prompt) + s.token_ids for s in samples],
+                "inference_logprobs": [[1.0] * len(prompt) + s.logprobs for s in samples],
+                "scores": scores,
+            }
+        )
+    return groups
+
+
+# -- advantages and the objective ---------------------------------------------------------------
+
+
+def test_group_relative_advantages() -> None:
+    adv = group_advantages([1.0, 0.0, 0.5, 0.5])
+    assert adv.mean() == pytest.approx(0.0, abs=1e-12)
+    assert adv[0] > adv[2] == adv[3] > adv[1]
+    assert adv.std() == pytest.approx(1.0, rel=1e-4)
+    assert np.all(group_advantages([0.3, 0.3, 0.3]) == 0.0)  # no signal in an all-equal group
+    np.testing.assert_allclose(group_advantages([2.0, 0.0], normalize=False), [1.0, -1.0])
+
+
+def test_importance_ratio_uses_the_stale_logprobs_and_clips() -> None:
+    logp = np.log(np.array([0.5, 0.5, 0.5, 0.5, 0.5]))
+    behaviour = np.log(np.array([0.25, 0.25, 0.9, 0.9, np.nan]))  # ratios 2, 2, 0.56, 0.56, (on-policy) 1
+    advantages = np.array([1.0, -1.0, 1.0, -1.0, 1.0])
+    result = clipped_objective(logp, behaviour, advantages, clip_epsilon=0.2, normalizer=1.0)
+    ratio = np.exp(logp - np.where(np.isnan(behaviour), logp, behaviour))
+    # A > 0 with r above 1 + eps: clipped, no gradient. A < 0 with r above 1 + eps: unclipped, -r*A.
+    # A > 0 with r below 1 - eps: unclipped, -r*A. A < 0 with r below 1 - eps: clipped, no gradient.
+    expected_grad = np.array([0.0, ratio[1], -ratio[2], 0.0, -1.0])
+    np.testing.assert_allclose(result.dlogp, expected_grad)
+    expected_obj = [1.2 * 1.0, -ratio[1], ratio[2], -0.8, 1.0]
+    assert result.loss == pytest.approx(-sum(expected_obj))
+    assert result.clip_fraction == pytest.approx(4 / 5)
+    # the gradient is the derivative of the loss: check one unclipped coordinate numerically
+    bumped = logp.copy()
+    bumped[2] += 1e-6
+    up = clipped_objective(bumped, behaviour, advantages, clip_epsilon=0.2, normalizer=1.0).loss
+    assert (up - result.loss) / 1e-6 == pytest.approx(result.dlogp[2], rel=1e-4)
+
+
+def test_kl_penalty_pulls_towards_the_reference() -> None:
+    logp = np.log(np.array([0.6, 0.2]))
+    ref = np.log(np.array([0.3, 0.4]))
+    zero = np.zeros(2)
+    result = clipped_objective(logp, logp, zero, clip_epsilon=0.2, normalizer=1.0, ref_logp=ref, kl_coef=1.0)
+    assert result.kl > 0
+    assert result.dlogp[0] > 0 and result.dlogp[1] < 0  # descending the loss moves logp towards ref
+
+
+def test_flatten_groups_trains_each_assistant_turn_with_its_own_prompt() -> None:
+    first = TOK.generation_prompt([{"role": "user", "content": "at 1 goal 3"}])
+    reply1 = TOK.encode("R") + [END]
+    second = TOK.generation_prompt(
+        [{"role": "user", "content": "at 1 goal 3"}, {"role": "assistant", "content": "R"}, {"role": "user", "content": "at 2 goal 3"}]
+    )
+    reply2 = TOK.encode("R") + [END]
+    tokens = second + reply2
+    masks = [-100] * len(first) + reply1 + [-100] * (len(second) - len(first) - len(reply1)) + reply2
+    logprobs = [1.0] * len(tokens)
+    logprobs[len(first)] = -0.7
+    group = {"tokens": [tokens, tokens], "masks": [masks, masks], "scores": [1.0, 0.0], "inference_logprobs": [logprobs, logprobs]}
+    batch = flatten_groups([group])
+    assert batch.num_sequences == 2 and len(batch.targets) == 8
+    assert batch.prompts[0] == first and batch.generated[0] == [] and batch.generated[1] == TOK.encode("R")
+    assert batch.prompts[2] == second and batch.targets[3] == END
+    assert batch.behaviour_logprobs[0] == -0.7 and math.isnan(batch.behaviour_logprobs[1])  # 1.0 placeholder
+    assert batch.advantages[:4] == [pytest.approx(1.0, rel=1e-4)] * 4
+
+
+# -- determinism and checkpoints ------------------------------------------------------------
+
+
+def train_a_few_steps(seed: int, steps: int = 3) -> Learner:
+    config = TrainerConfig(seed=seed, hidden_size=16, learning_rate=0.01)
+    learner = Learner(PolicyModel.initialise(TOK, hidden_size=16, seed=seed), config)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        learner.step(reverse_groups(learner.model, rng, ["abc", "plane", "qwer"]))
+    return learner
+
+
+def test_same_seed_same_weights() -> None:
+    a, b, c = train_a_few_steps(3), train_a_few_steps(3), train_a_few_steps(4)
+    for name in a.model.params:
+        np.testing.assert_array_equal(a.model.params[name], b.model.params[name])
+    assert any(not np.array_equal(a.model.params[k], c.model.params[k]) for k in a.model.params)
+    fresh = PolicyModel.initialise(TOK, hidden_size=16, seed=3)
+    assert any(not np.array_equal(a.model.params[k], fresh.params[k]) for k in a.model.params)  # it did learn
+
+
+def test_checkpoint_round_trip(tmp_path: Path) -> None:
+    learner = train_a_few_steps(1, steps=2)
+    path = save_checkpoint(tmp_path, 2, learner.model, learner.optimizer, kind="periodic")
+    loaded = load_checkpoint(path)
+    assert loaded.step == 2
+    prompt = TOK.generation_prompt([{"role": "user", "content": "hello"}])
+    completion = TOK.encode("olleh") + [END]
+    np.testing.assert_allclose(
+        loaded.model.completion_logprobs(prompt, completion), learner.model.completion_logprobs(prompt, completion)
+    )
+    assert int(loaded.optimizer_state["adam_steps"]) == 2
+    record = json.loads((tmp_path / "checkpoints.jsonl").read_text().splitlines()[0])
+    assert record["step"] == 2 and record["kind"] == "periodic" and Path(record["path"]) == path.resolve()
+
+
+# -- the trainer process ---------------------------------------------------------------------
+
+
+class StandInAPI:
+    """Serves /register and /batch like the trajectory API; every other /batch call is empty."""
+
+    def __init__(self) -> None:
+        self.registrations: list[dict[str, Any]] = []
+        self.batches_served = 0
+        self.calls = 0
+        rng = np.random.default_rng(0)
+        self.groups = reverse_groups(PolicyModel.initialise(TOK, seed=0), rng, ["abc", "hello", "xyz", "plane"], n=4)
+
+    def app(self) -> Starlette:
+        async def register(request: Request) -> JSONResponse:
+            self.registrations.append(await request.json())
+            return JSONResponse({"uuid": "t"})
+
+        async def batch(request: Request) -> JSONResponse:
+            self.calls += 1
+            if not self.registrations or self.calls % 2:
+                return JSONResponse({"batch": None})
+            self.batches_served += 1
+            return JSONResponse({"batch": self.groups})
+
+        return Starlette(routes=[Route("/register", register, methods=["POST"]), Route("/batch", batch, methods=["GET"])])
+
+
+@pytest.fixture()
+def stand_in_api() -> Iterator[tuple[str, StandInAPI]]:
+    api = StandInAPI()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(api.app(), log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}", api
+    server.should_exit = True
+    thread.join(timeout=5)
+    sock.close()
+
+
+def run_cli(config_path: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_KEY", "_TOKEN"))}
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_rl_mcp", "trainer", "--config", str(config_path)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def test_trainer_process_registers_trains_logs_and_checkpoints(tmp_path: Path, stand_in_api: tuple[str, StandInAPI]) -> None:
+    url, api = stand_in_api
+    run_dir = tmp_path / "run"
+    config = {
+        "run": {"id": "r-test", "dir": str(run_dir), "api_url": url},
+        "env": {"total_steps": 5, "use_wandb": False, "max_token_length": 64, "group_size": 4},
+        "trainer": {"batch_size": 16, "checkpoint_interval": 2, "port": 0, "hidden_size": 16},
+    }
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(config))
+    done = run_cli(path)
+    assert done.returncode == 0, done.stderr
+    assert "policy server listening on http://127.0.0.1:" in done.stderr
+    registration = api.registrations[0]
+    assert registration["batch_size"] == 16 and registration["num_steps"] == 5 and registration["max_token_len"] == 64
+    assert api.batches_served == 5
+    records = read_metrics(run_dir / "metrics.jsonl")
+    assert [r["step"] for r in records] == [1, 2, 3, 4, 5]
+    for record in records:
+        for key in ("train/loss", "reward/mean", "advantages/mean", "train/learning_rate", "train/step_time"):
+            assert isinstance(record[key], float), key
+    assert records[0]["reward/mean"] == pytest.approx(np.mean([s for g in api.groups for s in g["scores"]]))
+    lines = [json.loads(x) for x in (run_dir / "checkpoints.jsonl").read_text().splitlines()]
+    assert [(x["step"], x["kind"]) for x in lines] == [(2, "periodic"), (4, "periodic"), (5, "final")]
+    final = load_checkpoint(Path(lines[-1]["path"]))
+    first = load_checkpoint(Path(lines[0]["path"]))
+    assert final.step == 5
+    assert any(not np.array_equal(final.model.params[k], first.model.params[k]) for k in final.model.params)
+
+
+def test_bad_config_exits_non_zero_with_the_reason(tmp_path: Path) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump({"trainer": {"learning_rate": -1, "colour": "red"}}))
+    done = run_cli(path)
+    assert done.returncode != 0
+    assert "trainer.learning_rate" in done.stderr and "trainer.colour" in done.stderr
