@@ -85,6 +85,28 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _keep_freed_memory() -> None:
+    """Let glibc reuse freed request buffers instead of handing them back to the OS.
+
+    Every scored group is a few hundred KiB of request body plus temporary arrays. With glibc's
+    defaults such blocks are mmap'ed and unmapped per request, and the page faults of mapping
+    them again cost more CPU than reading the group (measured ~440 faults per group). A fixed
+    64 MiB mmap threshold and a 512 MiB trim threshold keep them in the heap; the price is that
+    RSS stays at its high-water mark.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_mmap_threshold = -1, -3
+        libc.mallopt(m_mmap_threshold, 64 << 20)
+        libc.mallopt(m_trim_threshold, 512 << 20)
+    except (OSError, AttributeError):
+        pass  # not glibc: defaults are fine, only slower
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     host, port = args.host, args.port
@@ -115,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hermes-rl-mcp api: cannot bind {host}:{port}: {exc}", file=sys.stderr)
         return 1
 
+    _keep_freed_memory()
     import uvicorn
 
     from hermes_rl_mcp.api.app import create_app

@@ -10,6 +10,7 @@ check to it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
@@ -178,8 +179,18 @@ def _first_bad(values: list[Any], allowed: frozenset[type]) -> int:
 _SINGULAR = {"integers": "an integer", "numbers": "a number"}
 
 
-def _check_rows(value: Any, where: str, allowed: frozenset[type], expected: str) -> list[list[Any]]:
-    """``value`` is an array of arrays whose elements' types are in ``allowed``."""
+@dataclass(frozen=True, slots=True)
+class CheckedMatrix:
+    """A number matrix already proven well-formed from its JSON text (see lexer.py)."""
+
+    row_lengths: list[int]
+    integers: bool
+
+
+def _check_rows(value: Any, where: str, allowed: frozenset[type], expected: str) -> list[int]:
+    """``value`` is an array of arrays whose elements' types are in ``allowed``; return row lengths."""
+    if type(value) is CheckedMatrix and (value.integers or allowed is _NUMBERS):
+        return value.row_lengths
     if type(value) is not list:
         raise _wrong(where, f"an array of arrays of {expected}", value)
     if not set(map(type, value)) <= _LISTS:
@@ -190,7 +201,7 @@ def _check_rows(value: Any, where: str, allowed: frozenset[type], expected: str)
             if not set(map(type, row)) <= allowed:
                 j = _first_bad(row, allowed)
                 raise _wrong(f"{where}[{i}][{j}]", _SINGULAR[expected], row[j])
-    return value
+    return list(map(len, value))
 
 
 def _check_cubes(value: Any, where: str, allowed: frozenset[type], expected: str) -> None:
@@ -214,15 +225,13 @@ def check_scored_group(group: Any, where: str = "body") -> tuple[int, int | None
     missing = [name for name in ("tokens", "masks", "scores") if name not in group]
     if missing:
         raise WireError(422, f"{where} is missing required field(s) {', '.join(missing)}")
-    tokens = _check_rows(group["tokens"], f"{where}.tokens", _INTS, "integers")
-    n = len(tokens)
+    token_lengths = _check_rows(group["tokens"], f"{where}.tokens", _INTS, "integers")
+    n = len(token_lengths)
     if n == 0:
         raise WireError(422, f"{where}.tokens is empty; a group needs at least one sequence")
-    masks = _check_rows(group["masks"], f"{where}.masks", _INTS, "integers")
-    if len(masks) != n:
-        raise WireError(422, f"{where}.masks has {len(masks)} rows but tokens has {n}; send one mask row per sequence")
-    token_lengths = list(map(len, tokens))
-    mask_lengths = list(map(len, masks))
+    mask_lengths = _check_rows(group["masks"], f"{where}.masks", _INTS, "integers")
+    if len(mask_lengths) != n:
+        raise WireError(422, f"{where}.masks has {len(mask_lengths)} rows but tokens has {n}; send one mask row per sequence")
     if token_lengths != mask_lengths:
         i = next(i for i, (a, b) in enumerate(zip(token_lengths, mask_lengths)) if a != b)
         raise WireError(
@@ -243,9 +252,9 @@ def check_scored_group(group: Any, where: str = "body") -> tuple[int, int | None
         value = group.get(name)
         if value is None:
             continue
-        rows = _check_rows(value, f"{where}.{name}", _NUMBERS, "numbers")
-        if len(rows) != n:
-            raise WireError(422, f"{where}.{name} has {len(rows)} rows but tokens has {n}; send one row per sequence")
+        lengths = _check_rows(value, f"{where}.{name}", _NUMBERS, "numbers")
+        if len(lengths) != n:
+            raise WireError(422, f"{where}.{name} has {len(lengths)} rows but tokens has {n}; send one row per sequence")
 
     messages = group.get("messages")
     if messages is not None:

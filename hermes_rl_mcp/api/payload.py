@@ -13,7 +13,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_rl_mcp.api.models import SCORED_DATA_FIELDS, WireError, check_scored_group
+from hermes_rl_mcp.api.lexer import int_matrix_row_lengths, number_matrix_row_lengths
+from hermes_rl_mcp.api.models import SCORED_DATA_FIELDS, CheckedMatrix, WireError, check_scored_group
 
 DEFAULT_MAX_BODY_BYTES = 1 << 30
 """Largest request body accepted after decompression (1 GiB); guards against gzip bombs."""
@@ -92,56 +93,127 @@ class GroupPayload:
     env_id: int | None
 
 
-def _normalised(text: str, group: dict[str, Any]) -> bytes:
+_INT_MATRIX_FIELDS = frozenset({"tokens", "masks"})
+_NUMBER_MATRIX_FIELDS = frozenset({"inference_logprobs", "ref_logprobs", "advantages"})
+_KEY = re.compile(r'[ \t\n\r]*"([A-Za-z_][A-Za-z0-9_]*)"[ \t\n\r]*:[ \t\n\r]*')
+
+
+class _Body:
+    """One request body holding scored groups, read group by group.
+
+    For ASCII bodies (what clients send) each group's top level is walked here, its number
+    matrices are proven well-formed by the lexer, and everything else goes through ``json``.
+    Whenever the fast walk is unsure it falls back to decoding the group with ``json``, which
+    either accepts it or raises the precise error, so both paths give the same answers.
+    """
+
+    def __init__(self, body: bytes) -> None:
+        self.text = _text(body)
+        self.body = body
+        self.ascii = body.isascii()  # then character and byte offsets coincide
+        self.decoder = _group_decoder()
+
+    def skip_whitespace(self, pos: int) -> int:
+        return _WHITESPACE.match(self.text, pos).end()  # type: ignore[union-attr]
+
+    def group_at(self, pos: int, where: str) -> tuple[GroupPayload, int]:
+        """The group starting at ``pos`` and the offset just after it."""
+        found = self._fast_group_at(pos) if self.ascii else None
+        if found is None:
+            try:
+                value, end = self.decoder.raw_decode(self.text, pos)
+            except ValueError as exc:
+                raise _json_error(exc) from None
+        else:
+            value, end = found
+        size, env_id = check_scored_group(value, where)
+        if self.ascii:
+            raw = self.body[pos:end]
+        else:
+            raw = self.text[pos:end].encode("utf-8")
+        return GroupPayload(_normalised(raw, value), size, env_id), end
+
+    def _fast_group_at(self, pos: int) -> tuple[dict[str, Any], int] | None:
+        text, body = self.text, self.body
+        if text[pos : pos + 1] != "{":
+            return None
+        pos += 1
+        group: dict[str, Any] = {}
+        while True:
+            match = _KEY.match(text, pos)
+            if match is None:
+                return None  # an empty object, an escaped key, ...: let json decide
+            key = match.group(1)
+            pos = match.end()
+            integers = key in _INT_MATRIX_FIELDS
+            if (integers or key in _NUMBER_MATRIX_FIELDS) and text.startswith("[[", pos):
+                end = body.find(b"]]", pos)  # a matrix ends at its first "]]"
+                if end < 0:
+                    return None
+                end += 2
+                matrix = body[pos:end]
+                lengths = int_matrix_row_lengths(matrix) if integers else number_matrix_row_lengths(matrix)
+                if lengths is None:
+                    return None
+                group[key] = CheckedMatrix(lengths, integers)
+            else:
+                try:
+                    group[key], end = self.decoder.raw_decode(text, pos)
+                except ValueError:
+                    return None
+            pos = self.skip_whitespace(end)
+            separator = text[pos : pos + 1]
+            pos += 1
+            if separator == "}":
+                return group, pos
+            if separator != ",":
+                return None
+
+
+def _normalised(raw: bytes, group: dict[str, Any]) -> bytes:
     missing = [name for name in SCORED_DATA_FIELDS if name not in group]
-    if missing:
-        # text is exactly one object, so its last character is the closing brace.
-        text = text[:-1] + "".join(f',"{name}":null' for name in missing) + "}"
-    return text.encode("utf-8")
+    if not missing:
+        return raw
+    # raw is exactly one object, so its last byte is the closing brace.
+    return raw[:-1] + "".join(f',"{name}":null' for name in missing).encode() + b"}"
 
 
 def parse_scored_group(body: bytes) -> GroupPayload:
     """Body of ``POST /scored_data``: one group."""
-    text = _text(body).strip(" \t\r\n")
-    try:
-        group = _group_decoder().decode(text)
-    except ValueError as exc:
-        raise _json_error(exc) from None
-    size, env_id = check_scored_group(group)
-    return GroupPayload(_normalised(text, group), size, env_id)
+    reader = _Body(body)
+    start = reader.skip_whitespace(0)
+    group, end = reader.group_at(start, "body")
+    if reader.skip_whitespace(end) != len(reader.text):
+        raise WireError(400, f"request body is not valid JSON: extra data after the group at char {end}")
+    return group
 
 
 def parse_scored_group_list(body: bytes) -> list[GroupPayload]:
     """Body of ``POST /scored_data_list``: an array of groups, each kept as its own text."""
-    text = _text(body)
-    decoder = _group_decoder()
-    pos = _WHITESPACE.match(text, 0).end()  # type: ignore[union-attr]
+    reader = _Body(body)
+    text = reader.text
+    pos = reader.skip_whitespace(0)
     if text[pos : pos + 1] != "[":
         try:
-            value = decoder.decode(text)
+            value = reader.decoder.decode(text)
         except ValueError as exc:
             raise _json_error(exc) from None
         raise WireError(422, f"body must be a JSON array of scored groups, got {type(value).__name__}")
-    pos = _WHITESPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+    pos = reader.skip_whitespace(pos + 1)
     groups: list[GroupPayload] = []
     if text[pos : pos + 1] == "]":
         pos += 1
     else:
         while True:
-            try:
-                group, end = decoder.raw_decode(text, pos)
-            except ValueError as exc:
-                raise _json_error(exc) from None
-            where = f"body[{len(groups)}]"
-            size, env_id = check_scored_group(group, where)
-            groups.append(GroupPayload(_normalised(text[pos:end], group), size, env_id))
-            separator_at = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
+            group, end = reader.group_at(pos, f"body[{len(groups)}]")
+            groups.append(group)
+            separator_at = reader.skip_whitespace(end)
             separator = text[separator_at : separator_at + 1]
             if separator not in (",", "]"):
                 raise WireError(400, f"request body is not valid JSON: expected ',' or ']' at char {separator_at}")
-            pos = _WHITESPACE.match(text, separator_at + 1).end()  # type: ignore[union-attr]
+            pos = reader.skip_whitespace(separator_at + 1)
             if separator == "]":
                 break
-    if _WHITESPACE.match(text, pos).end() != len(text):  # type: ignore[union-attr]
+    if reader.skip_whitespace(pos) != len(text):
         raise WireError(400, f"request body is not valid JSON: extra data after the array at char {pos}")
     return groups

@@ -1,0 +1,151 @@
+"""Validate JSON arrays of arrays of numbers as text, without decoding a single number.
+
+Decoding a scored group with ``json`` builds a Python object per token and logprob, which costs
+several milliseconds per group; the server never needs the values, only the certainty that the
+text is a well-formed matrix of integers (or numbers) and its row lengths. These functions check
+exactly that with a handful of vectorised numpy passes over the bytes (character classes,
+bracket depth, allowed neighbour pairs, per-number rules).
+
+Contract: a result other than None means the text is a JSON array of arrays of integers (or of
+numbers) with these row lengths. None means "not proven": the caller then decodes the text with
+``json`` to accept it or to explain what is wrong, so the fast path never changes an answer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Character classes, numbered so that the groups tested below are contiguous ranges: number
+# characters 1..6, then "," "[" and whitespace (what may precede a number) 7..9, then "]".
+_BAD, _D, _Z, _M, _P, _E, _S, _C, _O, _W, _X = range(11)  # D 1-9, Z 0, M -, P ., E e/E, S +, W space
+
+
+def _class_table() -> bytes:
+    table = bytearray(256)  # everything else is _BAD
+    for char, cls in (("-", _M), (",", _C), ("[", _O), ("]", _X), (".", _P), ("+", _S), ("0", _Z)):
+        table[ord(char)] = cls
+    for char in "123456789":
+        table[ord(char)] = _D
+    for char in "eE":
+        table[ord(char)] = _E
+    for char in " \t\n\r":
+        table[ord(char)] = _W
+    return bytes(table)
+
+
+_CLASS = _class_table()
+
+_INT_PAIRS = {
+    _O: (_O, _X, _D, _Z, _M),
+    _D: (_D, _Z, _C, _X),
+    _Z: (_D, _Z, _C, _X),  # a leading zero followed by a digit is refused separately
+    _M: (_D, _Z),
+    _C: (_D, _Z, _M, _O, _W),
+    _W: (_D, _Z, _M, _O),  # only ever right after a comma (see _matrix_row_lengths)
+    _X: (_C, _X),
+}
+_NUMBER_PAIRS = {
+    **_INT_PAIRS,
+    _D: (*_INT_PAIRS[_D], _P, _E),
+    _Z: (*_INT_PAIRS[_Z], _P, _E),
+    _P: (_D, _Z),
+    _E: (_D, _Z, _M, _S),
+    _S: (_D, _Z),
+}
+
+
+def _pair_table(pairs: dict[int, tuple[int, ...]]) -> bytes:
+    """Maps a pair code (first << 4 | second) to 1 when the pair may occur, else 0."""
+    table = bytearray(256)
+    for first, nexts in pairs.items():
+        for following in nexts:
+            table[first << 4 | following] = 1
+    return bytes(table)
+
+
+_INT_PAIR_OK = _pair_table(_INT_PAIRS)
+_NUMBER_PAIR_OK = _pair_table(_NUMBER_PAIRS)
+
+
+def _between(c: np.ndarray, low: int, high: int) -> np.ndarray:
+    """c in [low, high], as one subtraction and one comparison (uint8 wraps below low)."""
+    return (c - np.uint8(low)) <= np.uint8(high - low)
+
+
+def int_matrix_row_lengths(text: bytes) -> list[int] | None:
+    """Row lengths if ``text`` is a JSON array of arrays of integers, else None (not proven)."""
+    return _matrix_row_lengths(text, integers=True)
+
+
+def number_matrix_row_lengths(text: bytes) -> list[int] | None:
+    """Row lengths if ``text`` is a JSON array of arrays of numbers, else None (not proven)."""
+    return _matrix_row_lengths(text, integers=False)
+
+
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in (_O, _X))
+_NOT_MARKS = bytes((_D, _Z, _M, _S))  # deleting these leaves ".", "e" and separators
+_WHITESPACE = bytes((_W,))
+
+
+def _matrix_row_lengths(text: bytes, *, integers: bool) -> list[int] | None:
+    classes = text.translate(_CLASS)
+    if b"\x00" in classes:
+        return None
+    if integers and (b"\x04" in classes or b"\x05" in classes or b"\x06" in classes):
+        return None  # a fraction or exponent: let the decoder name the offending element
+    c = np.frombuffer(classes, dtype=np.uint8)
+    row_separator = bytes((_X, _C, _O))  # "],["
+    if _WHITESPACE in classes:
+        space = c == _W
+        if space[0] or np.any(space[1:] & (c[:-1] != _C)):
+            # Whitespace elsewhere than single spaces after commas (json.dumps's default
+            # layout): it must not sit inside a number or between two numbers; then drop it.
+            keep = np.flatnonzero(~space)
+            number_char = _between(c[keep], _D, _S)
+            spaced = np.diff(keep) > 1  # whitespace between kept characters i and i+1
+            if np.any(spaced & number_char[:-1] & number_char[1:]):
+                return None
+            classes = classes.translate(None, _WHITESPACE)
+            c = np.frombuffer(classes, dtype=np.uint8)
+        else:
+            row_separator = bytes((_X, _C, _W, _O))  # "], ["
+    if classes == bytes((_O, _X)):
+        return []  # []
+
+    # Brackets: "[" rows "]" where rows are "[...]" joined by single commas, and no brackets
+    # inside a row; so numbers only ever sit inside rows.
+    if classes[:2] != bytes((_O, _O)) or classes[-2:] != bytes((_X, _X)):
+        return None
+    inner = classes[1:-1]
+    rows = inner.split(row_separator)
+    if inner.translate(None, _NOT_BRACKETS) != bytes((_O, _X)) * len(rows):
+        return None
+
+    # Neighbours: every adjacent pair must be one that valid JSON numbers and arrays produce.
+    pairs = (c[:-1] << np.uint8(4)) | c[1:]
+    if b"\x00" in pairs.tobytes().translate(_INT_PAIR_OK if integers else _NUMBER_PAIR_OK):
+        return None
+
+    # Leading zeros: a number's first digit 0 (after an optional minus) must not be followed by
+    # a digit. Exponent digits (after e, e+ or e-) may start with 0, so only a minus at a
+    # number start counts.
+    zero = c == _Z
+    if zero.any():
+        starts = np.zeros(len(c), dtype=bool)  # starts[i]: character i follows ",", "[" or a space
+        starts[1:] = _between(c[:-1], _C, _W)
+        first_zero = zero & starts
+        first_zero[2:] |= zero[2:] & (c[1:-1] == _M) & starts[1:-1]
+        if np.any(first_zero[:-1] & _between(c[1:], _D, _Z)):
+            return None
+
+    if not integers and (b"\x04" in classes or b"\x05" in classes):
+        # At most one "." and one exponent per number, "." first: with digits and signs
+        # deleted, two marks of one number become adjacent.
+        marks = classes.translate(None, _NOT_MARKS)
+        if b"\x04\x04" in marks or b"\x05\x05" in marks or b"\x05\x04" in marks:
+            return None
+
+    # Pairs guarantee no empty numbers, so a non-empty row has one more number than commas.
+    rows[0] = rows[0][1:]  # the first row still carries its "[",
+    rows[-1] = rows[-1][:-1]  # the last its "]"
+    return [row.count(b"\x07") + 1 if row else 0 for row in rows]
