@@ -213,7 +213,7 @@ def test_trainer_process_registers_trains_logs_and_checkpoints(tmp_path: Path, s
     config = {
         "run": {"id": "r-test", "dir": str(run_dir), "api_url": url},
         "env": {"total_steps": 5, "use_wandb": False, "max_token_length": 64, "group_size": 4},
-        "trainer": {"batch_size": 16, "checkpoint_interval": 2, "port": 0, "hidden_size": 16},
+        "trainer": {"batch_size": 16, "checkpoint_interval": 2, "port": 0, "hidden_size": 16, "serve_after_final": 0},
     }
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(config))

@@ -34,6 +34,7 @@ from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
 DEFAULT_RUN_DIR = "hermes-rl-run"
 REGISTER_TIMEOUT = 30.0
 POLL_INTERVAL = 0.05
+IDLE_EXIT = 5.0  # after the final checkpoint, an idle policy server stops after this long
 
 
 class TrainerError(RuntimeError):
@@ -252,6 +253,19 @@ class Trainer:
         if self.last_checkpoint_step != self.step or self.step == 0:
             path = self.checkpoint("final")
             self.log(f"final checkpoint at step {self.step}: {path}")
+        await self._serve_final_evaluation()
+
+    async def _serve_final_evaluation(self) -> None:
+        """Keep answering while the environment evaluates the final policy, then return."""
+        linger = self.config.trainer.serve_after_final
+        if self.stop_requested or linger <= 0:
+            return
+        finished = time.monotonic()
+        while not self.stop_requested:
+            now = time.monotonic()
+            if now - finished >= linger or now - max(finished, self.holder.last_request) >= IDLE_EXIT:
+                return
+            await anyio.sleep(0.1)
 
 
 def run_trainer(config: RunFile, *, log: Any = None) -> Trainer:

@@ -37,6 +37,7 @@ class PolicyHolder:
     step: int = 0
     default_temperature: float = 1.0
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+    last_request: float = field(default_factory=time.monotonic)
 
     def publish(self, model: PolicyModel, step: int) -> None:
         self.model, self.step = model, step
@@ -127,6 +128,7 @@ def _finish_stop(text: str, stops: list[str]) -> str:
 
 def _sample(holder: PolicyHolder, req: _SamplingRequest, prompt_ids: list[int]) -> tuple[PolicyModel, list[Generation], float]:
     model = holder.model  # one snapshot for the whole request
+    holder.last_request = time.monotonic()
     temperature = holder.default_temperature if req.temperature is None else req.temperature
     rng = np.random.default_rng(req.seed) if req.seed is not None else holder.rng
     samples = generate(

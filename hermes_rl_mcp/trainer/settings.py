@@ -22,3 +22,10 @@ class TrainerConfig(BaseModel):
     seed: int = Field(0, ge=0, description="Seed of initialisation and sampling; the same seed gives the same run.")
     hidden_size: int = Field(64, ge=8, le=1024, description="Width of the policy model.")
     port: int = Field(0, ge=0, le=65535, description="Port of the policy server (0 picks a free one).")
+    serve_after_final: float = Field(
+        60.0,
+        ge=0,
+        le=3600,
+        description="Seconds the policy server keeps answering after the final checkpoint (for the "
+        "environment's final evaluation); it stops sooner once idle for 5 s.",
+    )
