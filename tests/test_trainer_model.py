@@ -47,15 +47,18 @@ def test_log_likelihood_gradient_matches_finite_differences() -> None:
     generated = [[], TOK.encode("o"), TOK.encode("-"), TOK.encode("ab")]
     targets = np.asarray(TOK.encode("1l6R"))
     weights = np.array([0.7, -1.3, 0.4, 2.0])
+    entropy_weights = np.array([0.2, 0.5, -0.3, 0.1])  # the entropy bonus's gradient is checked too
     feats = model.features(prompts, generated)
     temperature = 0.8
 
     def objective() -> float:
-        logp, _ = model.token_logprobs(feats, targets, temperature)
-        return float(logp @ weights)
+        logp, cache = model.token_logprobs(feats, targets, temperature)
+        probs = cache.probs
+        entropy = -(probs * np.log(np.where(probs > 0, probs, 1.0))).sum(axis=1)
+        return float(logp @ weights + entropy @ entropy_weights)
 
     _, cache = model.token_logprobs(feats, targets, temperature)
-    grads = model.backward(cache, targets, weights)
+    grads = model.backward(cache, targets, weights, entropy_weights)
     rng = np.random.default_rng(0)
     checked = 0
     for name, array in model.params.items():

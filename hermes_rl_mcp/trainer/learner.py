@@ -51,7 +51,10 @@ class Learner:
                 ref_logp=None if ref_logp is None else ref_logp.astype(np.float64),
                 kl_coef=cfg.kl_coef,
             )
-            grads = self.model.backward(cache, targets, result.dlogp.astype(self.model.dtype))
+            entropy_weight = None
+            if cfg.entropy_coef > 0:  # maximising entropy = minimising -coef * H
+                entropy_weight = np.full(len(targets), -cfg.entropy_coef / max(batch.num_sequences, 1), dtype=self.model.dtype)
+            grads = self.model.backward(cache, targets, result.dlogp.astype(self.model.dtype), entropy_weight)
             grad_norm = self.optimizer.step(self.model.params, grads)
             metrics.update(
                 {

@@ -281,14 +281,22 @@ class PolicyModel:
         with np.errstate(divide="ignore"):
             return np.log(picked), cache
 
-    def backward(self, cache: ForwardCache, targets: np.ndarray, dlogp: np.ndarray) -> Params:
-        """Gradient of ``sum_i dlogp[i] * log p(targets[i])`` with respect to every parameter."""
+    def backward(
+        self, cache: ForwardCache, targets: np.ndarray, dlogp: np.ndarray, entropy_weight: np.ndarray | None = None
+    ) -> Params:
+        """Gradient of ``sum_i dlogp[i] * log p(targets[i]) + entropy_weight[i] * H(p_i)`` with
+        respect to every parameter (H the entropy of position i's next-token distribution)."""
         p = self.params
         s = self.shape
         feats = cache.features
         n = len(targets)
         dlogits = -cache.probs * dlogp[:, None]
         dlogits[np.arange(n), targets] += dlogp
+        if entropy_weight is not None:
+            # dH/dz_j = -p_j (log p_j + H), on the temperature-scaled logits
+            logp = np.log(np.where(cache.probs > 0, cache.probs, 1.0))
+            entropy = -(cache.probs * logp).sum(axis=1, keepdims=True)
+            dlogits -= entropy_weight[:, None] * cache.probs * (logp + entropy)
         dlogits /= cache.temperature
         grads: Params = {}
         grads["W2"] = cache.hidden.T @ dlogits

@@ -16,6 +16,7 @@ class TrainerConfig(BaseModel):
     batch_size: int = Field(64, gt=0, le=8192, description="Sequences per optimizer step.")
     temperature: float = Field(1.0, gt=0, le=5, description="Sampling temperature of the policy server.")
     kl_coef: float = Field(0.0, ge=0, le=10, description="Weight of the KL penalty to the initial policy (0 disables it).")
+    entropy_coef: float = Field(0.0, ge=0, le=10, description="Weight of the entropy bonus on trained positions (keeps exploring).")
     clip_epsilon: float = Field(0.2, gt=0, le=1, description="PPO clip range of the importance ratio.")
     max_grad_norm: float = Field(1.0, gt=0, description="Global gradient-norm clip.")
     checkpoint_interval: int = Field(50, gt=0, description="Steps between periodic checkpoints.")
