@@ -1,7 +1,8 @@
-"""``hermes-rl-mcp demo``: a scripted MCP client session against the real server over stdio.
+"""``hermes-rl-mcp demo``: a full training run driven through the real MCP server over stdio.
 
-It does what an agent would: list the environments, select one, edit a setting and show the
-config. It talks to a freshly spawned server process exactly as any MCP client does.
+It does what an agent would: list the environments, select one, edit a setting, start a run,
+follow its status, then read the results (the learning curve drawn as text) and the end of the
+trainer's log. It talks to a freshly spawned server process exactly as any MCP client does.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from typing import Any
 
 import anyio
@@ -54,6 +56,79 @@ async def session(environment: str, edits: list[tuple[str, str]]) -> None:
             if field["name"] in interesting or field["edited"]:
                 _say(f"  {field['name']:<28} = {json.dumps(field['value'])}")
         _say(f"  locked: {', '.join(f['name'] for f in config['locked'])}")
+
+        started = await _call(client, "rl_start_training")
+        run_id = started["run_id"]
+        _say(f"  run {run_id} is {started['status']}; config in {started['config_path']}")
+        try:
+            final = await _follow(client, run_id)
+        except (KeyboardInterrupt, anyio.get_cancelled_exc_class()):
+            with anyio.CancelScope(shield=True):
+                await _call(client, "rl_stop_training", run_id=run_id)
+            raise
+        results = await _call(client, "rl_get_results", run_id=run_id)
+        _show_results(results)
+        logs = await _call(client, "rl_get_logs", run_id=run_id, component="trainer", lines=8)
+        for line in logs["text"].splitlines():
+            _say(f"  | {line}")
+        if final["status"] != "completed":
+            raise SystemExit(f"run {run_id} ended {final['status']}: {final.get('reason')}")
+
+
+def _bar(fraction: float, width: int = 24) -> str:
+    filled = round(max(0.0, min(1.0, fraction)) * width)
+    return "#" * filled + "." * (width - filled)
+
+
+def _fmt(value: Any) -> str:
+    return "  -  " if value is None else f"{value:5.2f}"
+
+
+async def _follow(client: Client, run_id: str, poll_seconds: float = 2.0) -> dict[str, Any]:
+    """Poll the run's status like a person watching it, one line per change."""
+    _say(f"\n> rl_check_status(run_id={json.dumps(run_id)})  every {poll_seconds:g} s")
+    last = None
+    began = time.monotonic()
+    while True:
+        result = await client.call_tool("rl_check_status", {"run_id": run_id})
+        if result.is_error:
+            raise SystemExit(f"rl_check_status failed: {result.content[0].text}")
+        status = result.structured_content
+        metrics = status["metrics"]
+        line = (
+            f"  {status['status']:<9} step {status['step']:>4}/{status['total_steps'] or '?':<4} "
+            f"[{_bar(status['progress'])}] train {_fmt(metrics.get('train/percent_correct'))} "
+            f"eval {_fmt(metrics.get('eval/percent_correct'))} reward {_fmt(metrics.get('reward/mean'))}"
+        )
+        if line != last:
+            _say(f"{line}  ({time.monotonic() - began:5.1f} s)")
+            last = line
+        if status["status"] in ("completed", "failed", "stopped"):
+            if status.get("log_tail"):
+                _say(f"  {status['failed_component']} log tail:\n{status['log_tail']}")
+            return status
+        await anyio.sleep(poll_seconds)
+
+
+def _show_results(results: dict[str, Any]) -> None:
+    _say(f"  {results['status']} in {results['duration_seconds']:.0f} s, {results['step']} steps")
+    for name in ("eval/percent_correct", "train/percent_correct"):
+        points = results["history"].get(name) or []
+        if not points:
+            continue
+        _say(f"\n  {name} (learning curve)")
+        for point in points:
+            _say(f"  step {point['step']:>4} {point['value']:5.2f} |{_bar(point['value'], 40)}|")
+    best = results["best_metrics"].get("eval/percent_correct")
+    if best:
+        _say(f"\n  best eval/percent_correct {best['value']:.2f} at step {best['step']}")
+    _say(f"  final checkpoint: {results['final_checkpoint']}")
+    wandb = results["wandb"]
+    if wandb["mode"] == "offline" and wandb["sync_commands"]:
+        _say(f"  W&B (offline): {wandb['sync_commands'][0]}")
+    elif wandb["url"]:
+        _say(f"  W&B: {wandb['url']}")
+    _say("\n  end of the trainer log:")
 
 
 def main(argv: list[str] | None = None) -> int:
