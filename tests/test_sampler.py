@@ -109,3 +109,12 @@ def test_bad_arguments_are_refused() -> None:
         ItemSampler(10, group_size=4, exploration_rate=1.5)
     with pytest.raises(ValueError, match="num_items"):
         ItemSampler(0, group_size=4, exploration_rate=0.1)
+
+
+def test_equal_score_groups_are_dropped_until_the_trainer_would_starve() -> None:
+    from hermes_rl_mcp.sdk.runtime import EqualScoreFilter
+
+    gate = EqualScoreFilter(limit=3)
+    assert gate.admit([0.0, 1.0])
+    assert [gate.admit([1.0, 1.0]) for _ in range(5)] == [False, False, False, True, True]
+    assert gate.admit([0.5, 1.0]) and not gate.admit([1.0, 1.0])  # a differing group resets the streak

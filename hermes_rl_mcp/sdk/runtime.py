@@ -38,12 +38,36 @@ def _equal_scores(scores: list[float]) -> bool:
     return len(scores) > 1 and max(scores) - min(scores) < 1e-9
 
 
+STARVATION_STREAK = 48
+
+
+class EqualScoreFilter:
+    """Drops groups whose scores are all equal, as ``ensure_scores_are_not_same`` asks, but not
+    forever: once ``limit`` such groups come in a row (the policy has mastered the items, or
+    collapsed onto one answer), they are let through until a group with differing scores
+    appears. Their advantages are zero, so they move the trainer's step counter without moving
+    its weights; dropping them all would leave the trainer waiting and the run never finishing.
+    """
+
+    def __init__(self, limit: int = STARVATION_STREAK) -> None:
+        self.limit = limit
+        self.streak = 0
+
+    def admit(self, scores: list[float]) -> bool:
+        if not _equal_scores(scores):
+            self.streak = 0
+            return True
+        self.streak += 1
+        return self.streak > self.limit
+
+
 class GroupStats:
     """What the runtime counts between metric records."""
 
     def __init__(self) -> None:
         self.sent = 0
         self.dropped_same_score = 0
+        self.sent_same_score = 0
         self.dropped_too_long = 0
         self.failed = 0
         self._lengths: list[int] = []
@@ -56,6 +80,7 @@ class GroupStats:
         out: dict[str, float] = {
             "env/groups_sent": self.sent,
             "env/groups_dropped_same_score": self.dropped_same_score,
+            "env/groups_sent_same_score": self.sent_same_score,
             "env/groups_dropped_too_long": self.dropped_too_long,
             "env/groups_failed": self.failed,
         }
@@ -83,6 +108,7 @@ class EnvRuntime:
         self.logged: dict[str, float] = {}
         self.env.metrics_sink = self._record  # type: ignore[attr-defined]
         self.stats = GroupStats()
+        self.equal_scores = EqualScoreFilter()
         self.workers = self.config.max_num_workers if self.config.max_num_workers > 0 else DEFAULT_WORKERS
         self.last_policy_ok = time.monotonic()
 
@@ -98,9 +124,13 @@ class EnvRuntime:
         if not group or not group.get("tokens"):
             self.stats.failed += 1
             return False
-        if self.config.ensure_scores_are_not_same and _equal_scores(list(group["scores"])):
-            self.stats.dropped_same_score += 1
-            return False
+        scores = list(group["scores"])
+        if self.config.ensure_scores_are_not_same:
+            if not self.equal_scores.admit(scores):
+                self.stats.dropped_same_score += 1
+                return False
+            if _equal_scores(scores):
+                self.stats.sent_same_score += 1
         if any(len(tokens) > self.config.max_token_length for tokens in group["tokens"]):
             self.stats.dropped_too_long += 1
             return False
