@@ -259,3 +259,20 @@ def test_bundled_environments_all_introspect() -> None:
         current = {f.name: f.value for f in control.current_config().editable}
         assert current["env.exploration_rate"] is not None and not math.isnan(current["env.exploration_rate"])
     assert {"env.discount_factor"} <= set(current)
+
+
+def test_environment_trainer_defaults_become_the_trainer_fields_init_values(write_env) -> None:
+    source = ENV_TEMPLATE.format(prelude="", init_body="pass").replace(
+        '    name = "toy"\n',
+        '    name = "toy"\n    trainer_defaults = {"learning_rate": 0.01, "batch_size": "lots", "no_such_field": 1}\n',
+    )
+    write_env("toy.py", source)
+    control = ControlPlane(env_dirs=[write_env.root])
+    control.select_environment("toy")
+    fields = {f.name: f for f in control.current_config().editable}
+    assert fields["trainer.learning_rate"].class_default == 0.003
+    assert fields["trainer.learning_rate"].init_value == fields["trainer.learning_rate"].value == 0.01
+    assert fields["trainer.batch_size"].value == 64  # an unusable suggestion is ignored
+    assert control.run_document()["trainer"]["learning_rate"] == 0.01
+    control.edit_config("learning_rate", 0.02)
+    assert control.run_document()["trainer"]["learning_rate"] == 0.02

@@ -77,6 +77,7 @@ class Selection(BaseModel):
     config_class: str
     env_fields: dict[str, dict[str, Any]]
     server_configs: list[dict[str, Any]] = Field(default_factory=list)
+    trainer_defaults: dict[str, Any] = Field(default_factory=dict)
     edits: dict[str, Any] = Field(default_factory=dict)
     selected_at: float
 
@@ -153,6 +154,7 @@ def new_selection(env: EnvironmentInfo, edits: dict[str, Any] | None = None) -> 
         config_class=answer["config_class"],
         env_fields=answer["fields"],
         server_configs=answer.get("server_configs", []),
+        trainer_defaults=answer.get("trainer_defaults", {}),
         edits=dict(edits or {}),
         selected_at=time.time(),
     )
@@ -211,7 +213,18 @@ def field_specs(selection: Selection) -> dict[str, FieldSpec]:
             f"env.{name}", data.get("schema", {}), data.get("class_default"), data.get("init_value"), data.get("description", "")
         )
     trainer_model = TRAINER_SETTINGS[selection.backend]
-    specs.update(_model_specs("trainer", trainer_model))
+    # An environment may suggest trainer settings (``trainer_defaults``) the way config_init()
+    # sets its own fields; only those that fit the backend's trainer and its types are used.
+    plain = _model_specs("trainer", trainer_model)
+    suggested = {}
+    for name, value in selection.trainer_defaults.items():
+        spec = plain.get(f"trainer.{name}")
+        if spec is not None:
+            try:
+                suggested[name] = coerce(value, spec.schema)
+            except SchemaMismatch:
+                continue
+    specs.update(_model_specs("trainer", trainer_model, suggested))
     first_server = selection.server_configs[0] if selection.server_configs else {}
     specs.update(_model_specs("openai", APIServerConfig, first_server))
     specs["run.backend"] = FieldSpec(

@@ -70,7 +70,15 @@ def describe(file: Path, class_name: str) -> dict[str, Any]:
                 for k, v in dumped.items()
             }
         servers.append(dumped)
-    return {"config_class": config_cls.__name__, "fields": fields, "server_configs": servers}
+    trainer_defaults = getattr(env_cls, "trainer_defaults", None) or {}
+    if not isinstance(trainer_defaults, dict):
+        raise RuntimeError(f"{class_name}.trainer_defaults must be a dict of trainer field -> value")
+    return {
+        "config_class": config_cls.__name__,
+        "fields": fields,
+        "server_configs": servers,
+        "trainer_defaults": _jsonable(trainer_defaults),
+    }
 
 
 def main() -> int:
