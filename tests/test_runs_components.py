@@ -108,6 +108,9 @@ def _spawn_grandchildren(run_dir: Path, role: str) -> None:
 def main(role: str, config_path: str) -> int:
     import yaml
 
+    from hermes_rl_mcp.start_gate import wait_for_predecessor
+
+    wait_for_predecessor()  # as every real component does: start once the one before answers
     config = yaml.safe_load(Path(config_path).read_text())
     test = config.get("test") or {}
     run_dir = Path(config["run"]["dir"])

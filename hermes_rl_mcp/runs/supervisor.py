@@ -1,7 +1,8 @@
 """One run's supervisor: a detached process (own session) that owns the run's components.
 
 It allocates loopback ports, starts the components in order, each only once the previous one
-is ready, watches them, records every change in the registry, and ends every component's whole
+is ready (their interpreters are spawned together and wait at a start gate, so that their
+imports overlap), watches them, records every change in the registry, and ends every component's whole
 process tree when the run completes, fails or is stopped (SIGTERM to the supervisor).
 Its own output goes to ``logs/supervisor.log``.
 """
@@ -30,6 +31,7 @@ from hermes_rl_mcp.runs.redact import redact_text
 from hermes_rl_mcp.runs.registry import Registry
 from hermes_rl_mcp.runs.runconfig import read_config, with_ports, write_config
 from hermes_rl_mcp.runs.tail import latest_step, tail_lines
+from hermes_rl_mcp.start_gate import GATE_VARIABLE
 
 WATCH_INTERVAL = 0.05
 # Probes start fast and back off, so a quick component is seen at once and a slow one is not
@@ -129,37 +131,70 @@ class Supervisor:
             ports = Ports(api=ports.api, policy=free_port())
         order = [spec.name for spec in backend.components(config, self.paths.config, ports)]
         self.say(f"starting {', '.join(order)}")
-        for index, name in enumerate(order):
-            for attempt in range(1, PORT_ATTEMPTS + 1):
-                config = with_ports(config, ports)
-                write_config(self.paths.config, config)
-                spec = next(s for s in backend.components(config, self.paths.config, ports) if s.name == name)
-                self.registry.set_component(self.run_id, name, state="starting", port=ports.of(spec.port_role) if spec.port_role else None)
-                self._spawn(spec, ports)
-                result = self._wait_ready(name)
-                if result != "port-in-use":
-                    break
+        attempts = dict.fromkeys(order, 1)
+        specs = self._spawn_from(backend, config, ports, 0)
+        index = 0
+        while index < len(order):
+            name = order[index]
+            if name not in self.running:  # its predecessor has no health URL to wait on
+                self._spawn(specs[index], ports, gate=None)
+            result = self._wait_ready(name)
+            if result == "port-in-use":
+                spec = specs[index]
                 assert spec.port_role is not None
-                self.say(f"{name}: port {ports.of(spec.port_role)} was taken; retrying on a new port (attempt {attempt + 1})")
+                if attempts[name] >= PORT_ATTEMPTS:
+                    return self._failure(name, f"{name} could not bind a free port after {PORT_ATTEMPTS} attempts")
+                attempts[name] += 1
+                self.say(f"{name}: port {ports.of(spec.port_role)} was taken; retrying on a new port (attempt {attempts[name]})")
                 ports = Ports(**{**ports.__dict__, spec.port_role: free_port()})
-            else:
-                return self._failure(name, f"{name} could not bind a free port after {PORT_ATTEMPTS} attempts")
+                # The components after it are still waiting at their start gate and hold the
+                # old address: end them and start them again with the new one.
+                self._end_waiting(order[index + 1:])
+                specs = self._spawn_from(backend, config, ports, index)
+                continue
             if isinstance(result, Outcome):
                 return result
             self.registry.set_component(self.run_id, name, state="running")
             self.say(f"{name} ready (pid {self.running[name].process.pid})")
+            index += 1
         if self.registry.transition(
             self.run_id, "running", "all components ready", from_states=("starting",), started_at=time.time()
         ):
             self.say("run is running")
         return self._watch()
 
-    def _spawn(self, spec: ComponentSpec, ports: Ports) -> None:
+    def _spawn_from(self, backend: Backend, config: dict[str, Any], ports: Ports, first: int) -> list[ComponentSpec]:
+        """Write the ports into config.yaml and spawn the components from ``first`` on, together.
+
+        Their interpreters start and import in parallel; each one after the first waits at its
+        start gate (see hermes_rl_mcp.start_gate) until the component before it answers its
+        health URL, so the run still comes up in order. A component whose predecessor has no
+        health URL is spawned only once that predecessor is ready.
+        """
+        config = with_ports(config, ports)
+        write_config(self.paths.config, config)
+        specs = backend.components(config, self.paths.config, ports)
+        for index in range(first, len(specs)):
+            gate = specs[index - 1].health_url if index > first else None
+            if index > first and gate is None:
+                break
+            self._spawn(specs[index], ports, gate=gate)
+        return specs
+
+    def _end_waiting(self, names: list[str]) -> None:
+        trees = [(self.running[n].process.pid, self.running[n].start_time) for n in names if n in self.running]
+        terminate_trees(trees, grace=STOP_GRACE, reap=lambda: [self.running[n].process.poll() for n in names if n in self.running])
+        for name in names:
+            self.running.pop(name, None)
+
+    def _spawn(self, spec: ComponentSpec, ports: Ports, gate: str | None) -> None:
         log_path = self.paths.log(spec.name)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log: BinaryIO = open(log_path, "ab")
         offset = log.tell()
         env = minimal_environment(spec.extra_env_keys)
+        if gate:
+            env[GATE_VARIABLE] = gate
         process = subprocess.Popen(
             spec.argv,
             stdin=subprocess.DEVNULL,

@@ -151,6 +151,10 @@ class BaseEnv(abc.ABC):
     @classmethod
     def cli(cls) -> None:
         """Entry point of a runnable environment file: ``serve``, ``process`` or ``evaluate``."""
+        import hermes_rl_mcp.sdk.api_client  # noqa: F401 - imported before the gate, see below
+        import hermes_rl_mcp.sdk.policy_client  # noqa: F401
         from hermes_rl_mcp.sdk.runtime import main
+        from hermes_rl_mcp.start_gate import wait_for_predecessor
 
+        wait_for_predecessor()  # imports done; under a supervisor, start once the policy answers
         sys.exit(main(cls, sys.argv[1:]))
