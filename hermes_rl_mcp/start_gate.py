@@ -10,27 +10,14 @@ starting the components by hand) it returns at once.
 
 from __future__ import annotations
 
-import http.client
 import os
 import sys
 import time
 
+from hermes_rl_mcp.runs.probe import http_ok
+
 GATE_VARIABLE = "HERMES_RL_START_AFTER"
 GATE_TIMEOUT_S = 300.0
-
-
-def _answers(url: str) -> bool:
-    rest = url.split("://", 1)[-1]
-    hostport, _, path = rest.partition("/")
-    host, _, port = hostport.partition(":")
-    connection = http.client.HTTPConnection(host, int(port or 80), timeout=0.5)
-    try:
-        connection.request("GET", "/" + path)
-        return connection.getresponse().status == 200
-    except (OSError, http.client.HTTPException, ValueError):
-        return False
-    finally:
-        connection.close()
 
 
 def wait_for_predecessor(timeout: float = GATE_TIMEOUT_S) -> None:
@@ -39,7 +26,7 @@ def wait_for_predecessor(timeout: float = GATE_TIMEOUT_S) -> None:
         return
     deadline = time.monotonic() + timeout
     interval = 0.02
-    while not _answers(url):
+    while not http_ok(url):
         if time.monotonic() > deadline:
             raise SystemExit(f"gave up after {timeout:.0f} s waiting for {url} (the component before this one) to answer")
         time.sleep(interval)

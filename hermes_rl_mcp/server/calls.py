@@ -8,12 +8,19 @@ from typing import Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
 
 from hermes_rl_mcp.core.errors import ControlError
 from hermes_rl_mcp.runs.errors import RunError
 
 T = TypeVar("T")
 EXPECTED = (ControlError, RunError)
+
+# Tool annotations shared by the tool modules. None of the tools reaches outside this machine.
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+LOCAL_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+STARTS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+STOPS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
 async def core_call(fn: Callable[..., T], *args: Any, offload: bool = True, **kwargs: Any) -> T:

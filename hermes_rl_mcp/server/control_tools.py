@@ -5,15 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.core.models import CurrentConfig, EditResult, EnvironmentList, SelectResult
-from hermes_rl_mcp.server.calls import core_call
-
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-LOCAL_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+from hermes_rl_mcp.server.calls import LOCAL_WRITE, READ_ONLY, core_call
 
 
 def register_control_tools(server: MCPServer, control: ControlPlane) -> None:

@@ -8,6 +8,8 @@ strict pattern before any path is built, so nothing outside a run's directory is
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
@@ -20,6 +22,14 @@ LOG_LINES = 200
 MAX_LISTED_RUNS = 100  # resources/list stays readable; older runs remain readable by URI
 
 
+def _found(read: Callable[[], str]) -> str:
+    """A run resource's text; the core's expected failures become resource-not-found errors."""
+    try:
+        return read()
+    except RunError as exc:
+        raise ResourceNotFoundError(str(exc)) from None
+
+
 def register_run_resources(server: MCPServer, control: ControlPlane) -> None:
     @server.resource(
         "rl://runs/{run_id}/logs/{component}",
@@ -29,10 +39,7 @@ def register_run_resources(server: MCPServer, control: ControlPlane) -> None:
         mime_type="text/plain",
     )
     def run_log(run_id: str, component: str) -> str:
-        try:
-            return runs.read_log(run_id, component, LOG_LINES, state=control.state_dir).text
-        except RunError as exc:
-            raise ResourceNotFoundError(str(exc)) from None
+        return _found(lambda: runs.read_log(run_id, component, LOG_LINES, state=control.state_dir).text)
 
     @server.resource(
         "rl://runs/{run_id}/config",
@@ -42,10 +49,7 @@ def register_run_resources(server: MCPServer, control: ControlPlane) -> None:
         mime_type="text/plain",
     )
     def run_config(run_id: str) -> str:
-        try:
-            return read_document(run_id, "config", 5000, state=control.state_dir)
-        except RunError as exc:
-            raise ResourceNotFoundError(str(exc)) from None
+        return _found(lambda: read_document(run_id, "config", 5000, state=control.state_dir))
 
     @server.resource(
         "rl://runs/{run_id}/metrics",
@@ -55,7 +59,4 @@ def register_run_resources(server: MCPServer, control: ControlPlane) -> None:
         mime_type="text/plain",
     )
     def run_metrics(run_id: str) -> str:
-        try:
-            return read_document(run_id, "metrics", LOG_LINES, state=control.state_dir)
-        except RunError as exc:
-            raise ResourceNotFoundError(str(exc)) from None
+        return _found(lambda: read_document(run_id, "metrics", LOG_LINES, state=control.state_dir))

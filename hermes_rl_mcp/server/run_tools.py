@@ -5,21 +5,16 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from hermes_rl_mcp import runs
 from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.runs.models import LogText, RunList, RunResults, RunStarted, RunStatus, StopResult
-from hermes_rl_mcp.server.calls import core_call
+from hermes_rl_mcp.server.calls import READ_ONLY, STARTS, STOPS, core_call
 
 RunId = Annotated[str, Field(description="Run id returned by rl_start_training or rl_list_runs.", max_length=100)]
 Component = Literal["api", "trainer", "env", "supervisor"]
 StatusFilter = Literal["starting", "running", "stopping", "completed", "failed", "stopped"]
-
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-STARTS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-STOPS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
 def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
