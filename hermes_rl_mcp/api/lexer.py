@@ -74,12 +74,122 @@ def _between(c: np.ndarray, low: int, high: int) -> np.ndarray:
 
 def int_matrix_row_lengths(text: bytes) -> list[int] | None:
     """Row lengths if ``text`` is a JSON array of arrays of integers, else None (not proven)."""
-    return _matrix_row_lengths(text, integers=True)
+    lengths = _compact_row_lengths(text, integers=True)
+    return lengths if lengths is not None else _matrix_row_lengths(text, integers=True)
 
 
 def number_matrix_row_lengths(text: bytes) -> list[int] | None:
     """Row lengths if ``text`` is a JSON array of arrays of numbers, else None (not proven)."""
-    return _matrix_row_lengths(text, integers=False)
+    lengths = _compact_row_lengths(text, integers=False)
+    return lengths if lengths is not None else _matrix_row_lengths(text, integers=False)
+
+
+# -- The layouts clients actually send ------------------------------------------------------
+#
+# json.dumps writes "," or ", " between elements and no other whitespace. For that layout one
+# table lookup per pair of adjacent bytes (a 64 Ki-entry table indexed by the two bytes read as
+# one little-endian uint16) checks every character and every neighbour at once; leading zeros,
+# repeated fraction/exponent marks and the row structure are then checked on few positions.
+# Anything else (other whitespace, a failed check) goes to the general lexer below.
+
+# Flags of a byte pair: allowed at all; "0" then a digit; a number start ("," "[" or " ") then
+# "0"; a number start then "-"; "-" then "0". A leading zero is a start-"0" pair followed by a
+# "0"-digit pair, or start-"-", "-"-"0", "0"-digit in a row (an exponent may start with 0).
+_VALID, _ZERO_DIGIT, _START_ZERO, _START_MINUS, _MINUS_ZERO = 1, 2, 4, 8, 16
+_STARTS = b",[ "
+
+
+def _raw_pair_table(pairs: dict[int, tuple[int, ...]]) -> np.ndarray:
+    table = np.zeros(1 << 16, dtype=np.uint8)
+    for first in range(256):
+        first_class = _CLASS[first]
+        if first_class == _BAD or (first_class == _W and first != ord(" ")):
+            continue
+        for second in range(256):
+            second_class = _CLASS[second]
+            if second_class == _BAD or (second_class == _W and second != ord(" ")):
+                continue
+            if second_class not in pairs.get(first_class, ()):
+                continue
+            flags = _VALID
+            if first == ord("0") and second_class in (_D, _Z):
+                flags |= _ZERO_DIGIT
+            if first in _STARTS and second == ord("0"):
+                flags |= _START_ZERO
+            if first in _STARTS and second == ord("-"):
+                flags |= _START_MINUS
+            if first == ord("-") and second == ord("0"):
+                flags |= _MINUS_ZERO
+            table[second << 8 | first] = flags
+    return table
+
+
+def _repeated_marks_table() -> np.ndarray:
+    table = np.ones(1 << 16, dtype=np.uint8)
+    for pair in (b"..", b"ee", b"eE", b"Ee", b"EE", b"e.", b"E."):
+        table[pair[1] << 8 | pair[0]] = 0
+    return table
+
+
+_INT_RAW_PAIRS = _raw_pair_table(_INT_PAIRS)
+_NUMBER_RAW_PAIRS = _raw_pair_table(_NUMBER_PAIRS)
+_KEEP_MARKS = bytes(range(256)).translate(None, b".eE,[]")  # delete all but marks and separators
+_MARK_PAIRS = _repeated_marks_table()
+
+
+def _pair_flags(text: bytes, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Flags of the pairs starting at even offsets (0,1), (2,3), ... and at odd ones (1,2), ..."""
+    n = len(text)
+    even = table.take(np.frombuffer(text, dtype="<u2", count=n // 2))
+    odd = table.take(np.frombuffer(text, dtype="<u2", count=(n - 1) // 2, offset=1))
+    return even, odd
+
+
+def _followed(first: np.ndarray, second: np.ndarray, first_flag: int, second_flag: int) -> np.ndarray:
+    """Where pair k of ``first`` has ``first_flag`` and pair k of ``second`` has ``second_flag``."""
+    m = min(len(first), len(second))
+    return ((first[:m] & first_flag) != 0) & ((second[:m] & second_flag) != 0)
+
+
+def _compact_row_lengths(text: bytes, *, integers: bool) -> list[int] | None:
+    n = len(text)
+    if n < 4 or text[:2] != b"[[" or text[-2:] != b"]]":
+        return None
+    even, odd = _pair_flags(text, _INT_RAW_PAIRS if integers else _NUMBER_RAW_PAIRS)
+    if not (even.all() and odd.all()):
+        return None
+    # Pair i + 1 of an even pair i is odd[k]; of an odd pair i it is even[k + 1].
+    if (_followed(even, odd, _START_ZERO, _ZERO_DIGIT).any()
+            or _followed(odd, even[1:], _START_ZERO, _ZERO_DIGIT).any()):
+        return None
+    minus_zero_even = _followed(even, odd, _START_MINUS, _MINUS_ZERO)
+    minus_zero_odd = _followed(odd, even[1:], _START_MINUS, _MINUS_ZERO)
+    if ((minus_zero_even[: len(even) - 1] & (even[1 : len(minus_zero_even) + 1] & _ZERO_DIGIT != 0)).any()
+            or (minus_zero_odd[: len(odd) - 1] & (odd[1 : len(minus_zero_odd) + 1] & _ZERO_DIGIT != 0)).any()):
+        return None
+
+    if not integers:
+        # At most one "." then one exponent per number: with digits and signs deleted, two
+        # marks of one number become neighbours.
+        marks = text.translate(None, _KEEP_MARKS)
+        if len(marks) > 1 and not all(flags.all() for flags in _pair_flags(marks, _MARK_PAIRS)):
+            return None
+
+    # Rows: "[" ... "]" joined by "," or ", ", no brackets inside a row. Neighbour pairs already
+    # exclude empty numbers, so a non-empty row holds one more number than it has commas.
+    lengths: list[int] = []
+    find, last_row_end = text.find, n - 2
+    start = 1
+    while True:
+        end = find(b"]", start)
+        if end < 0 or find(b"[", start + 1, end) >= 0:
+            return None
+        lengths.append(text.count(b",", start, end) + 1 if end > start + 1 else 0)
+        if end == last_row_end:
+            return lengths
+        start = end + 2 if text[end + 2] == 0x5B else end + 3  # after "],[" or "], ["
+        if text[end + 1] != 0x2C or text[start] != 0x5B:
+            return None
 
 
 _NOT_BRACKETS = bytes(c for c in range(256) if c not in (_O, _X))
