@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
 
     config = uvicorn.Config(
         create_app(),
-        http="h11",
+        http="auto",  # httptools when installed (C parser), else h11
         loop="asyncio",
         ws="none",
         lifespan="off",
