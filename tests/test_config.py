@@ -30,6 +30,7 @@ from hermes_rl_mcp.sdk import APIServerConfig, BaseEnv, BaseEnvConfig
 class ToyConfig(BaseEnvConfig):
     difficulty: int = Field(3, ge=1, le=10, description="How hard.")
     label: str = "toy"
+    hub_token: str = "hf-default-secret-token"
 
 class Toy(BaseEnv):
     """A toy environment."""
@@ -76,7 +77,8 @@ def test_secrets_from_config_init_never_surface(write_env) -> None:
     control = toy(write_env)
     control.select_environment("toy")
     dumped = control.current_config().model_dump_json() + json.dumps(control.run_document())
-    assert "sk-live-secret-value" not in dumped
+    assert "sk-live-secret-value" not in dumped and "hf-default-secret-token" not in dumped
+    assert {f.name: f.value for f in control.current_config().editable}["env.hub_token"] == "***redacted***"
     assert "sk-live-secret-value" not in (Path(os.environ["HERMES_RL_HOME"]) / "selection.json").read_text()
 
 

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_rl_mcp.core.schema_check import inline_refs
-
-SECRET_MARKERS = ("key", "token", "secret", "password")
+from hermes_rl_mcp.runs.redact import REDACTED, is_secret_name
 
 
 def _jsonable(value: Any) -> Any:
@@ -54,10 +53,15 @@ def describe(file: Path, class_name: str) -> dict[str, Any]:
         schema = inline_refs(copy.deepcopy(properties.get(name, {})), defs)
         for noise in ("title", "default", "description"):
             schema.pop(noise, None)
+        class_default = None if info.is_required() else _jsonable(info.get_default(call_default_factory=True))
+        init_value = _jsonable(getattr(env_config, name, None))
+        if is_secret_name(name):  # a secret belongs in an environment variable, never in results
+            class_default = REDACTED if class_default else class_default
+            init_value = REDACTED if init_value else init_value
         fields[name] = {
             "schema": schema,
-            "class_default": None if info.is_required() else _jsonable(info.get_default(call_default_factory=True)),
-            "init_value": _jsonable(getattr(env_config, name, None)),
+            "class_default": class_default,
+            "init_value": init_value,
             "description": info.description or "",
             "required": info.is_required(),
         }
@@ -65,10 +69,7 @@ def describe(file: Path, class_name: str) -> dict[str, Any]:
     for server in server_configs or []:
         dumped = _jsonable(server.model_dump() if hasattr(server, "model_dump") else server)
         if isinstance(dumped, dict):
-            dumped = {
-                k: ("***redacted***" if v and any(m in k.lower() for m in SECRET_MARKERS) else v)
-                for k, v in dumped.items()
-            }
+            dumped = {k: (REDACTED if v and is_secret_name(k) else v) for k, v in dumped.items()}
         servers.append(dumped)
     trainer_defaults = getattr(env_cls, "trainer_defaults", None) or {}
     if not isinstance(trainer_defaults, dict):
