@@ -93,9 +93,11 @@ def number_matrix_row_lengths(text: bytes) -> list[int] | None:
 # Anything else (other whitespace, a failed check) goes to the general lexer below.
 
 # Flags of a byte pair: allowed at all; "0" then a digit; a number start ("," "[" or " ") then
-# "0"; a number start then "-"; "-" then "0". A leading zero is a start-"0" pair followed by a
+# "0"; "-" then "0"; a number start then "-". A leading zero is a start-"0" pair followed by a
 # "0"-digit pair, or start-"-", "-"-"0", "0"-digit in a row (an exponent may start with 0).
-_VALID, _ZERO_DIGIT, _START_ZERO, _START_MINUS, _MINUS_ZERO = 1, 2, 4, 8, 16
+# Each "X then" flag sits one bit above the flag of the pair that must follow it, so one shift
+# lines a pair up with its successor (see _has_leading_zero).
+_VALID, _ZERO_DIGIT, _START_ZERO, _MINUS_ZERO, _START_MINUS = 1, 2, 4, 16, 32
 _STARTS = b",[ "
 
 
@@ -145,10 +147,17 @@ def _pair_flags(text: bytes, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return even, odd
 
 
-def _followed(first: np.ndarray, second: np.ndarray, first_flag: int, second_flag: int) -> np.ndarray:
-    """Where pair k of ``first`` has ``first_flag`` and pair k of ``second`` has ``second_flag``."""
+def _has_leading_zero(first: np.ndarray, second: np.ndarray, third: np.ndarray) -> bool:
+    """Whether pairs k of ``first``, ``second``, ``third`` (three consecutive pairs) start a
+    number with a zero followed by a digit."""
     m = min(len(first), len(second))
-    return ((first[:m] & first_flag) != 0) & ((second[:m] & second_flag) != 0)
+    followed = (first[:m] >> 1) & second[:m]  # start-"0" then "0"-digit; start-"-" then "-"-"0"
+    if not (followed & (_ZERO_DIGIT | _MINUS_ZERO)).any():
+        return False
+    if (followed & _ZERO_DIGIT).any():
+        return True
+    k = min(m, len(third))
+    return bool(((followed[:k] >> 3) & third[:k] & _ZERO_DIGIT).any())
 
 
 def _compact_row_lengths(text: bytes, *, integers: bool) -> list[int] | None:
@@ -158,14 +167,9 @@ def _compact_row_lengths(text: bytes, *, integers: bool) -> list[int] | None:
     even, odd = _pair_flags(text, _INT_RAW_PAIRS if integers else _NUMBER_RAW_PAIRS)
     if not (even.all() and odd.all()):
         return None
-    # Pair i + 1 of an even pair i is odd[k]; of an odd pair i it is even[k + 1].
-    if (_followed(even, odd, _START_ZERO, _ZERO_DIGIT).any()
-            or _followed(odd, even[1:], _START_ZERO, _ZERO_DIGIT).any()):
-        return None
-    minus_zero_even = _followed(even, odd, _START_MINUS, _MINUS_ZERO)
-    minus_zero_odd = _followed(odd, even[1:], _START_MINUS, _MINUS_ZERO)
-    if ((minus_zero_even[: len(even) - 1] & (even[1 : len(minus_zero_even) + 1] & _ZERO_DIGIT != 0)).any()
-            or (minus_zero_odd[: len(odd) - 1] & (odd[1 : len(minus_zero_odd) + 1] & _ZERO_DIGIT != 0)).any()):
+    # After even pair k (bytes 2k, 2k+1) come odd pair k and even pair k + 1; after odd pair k
+    # come even pair k + 1 and odd pair k + 1.
+    if _has_leading_zero(even, odd, even[1:]) or _has_leading_zero(odd, even[1:], odd[1:]):
         return None
 
     if not integers:
