@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -28,6 +30,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from hermes_rl_mcp.api.models import EnvIdentifier, RegisterEnv, Registration, WireError
 from hermes_rl_mcp.api.payload import (
@@ -73,7 +76,61 @@ def _model(model: type[BaseModel], payload: Any) -> Any:
         raise WireError(422, _validation_reason(model, exc)) from None
 
 
-def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> Starlette:
+RawHandler = Callable[[Scope, Receive, Send], Awaitable[None]]
+_QUERY_ENV_ID = re.compile(rb"env_id=([0-9]{1,18})")
+
+
+class TrajectoryApi(Starlette):
+    """Starlette app whose three hot endpoints skip routing, middleware and request objects.
+
+    ``POST /scored_data``, ``GET /batch`` and ``GET /status-env?env_id=N`` carry nearly all the
+    traffic; they are served as plain ASGI (same answers, same errors, same log lines). Every
+    other request, including any form of these the fast path does not recognise, goes through
+    the Starlette routes.
+    """
+
+    def __init__(self, *args: Any, hot: dict[tuple[str, str], RawHandler], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._hot = hot
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            handler = self._hot.get((scope["method"], scope["path"]))
+            if handler is not None:
+                await handler(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+
+async def _send_json(send: Send, body: bytes, status: int = 200) -> None:
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+    })
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole request body, or None when the client went away first."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> TrajectoryApi:
     """A fresh trajectory API; ``app.state.trajectory`` is its :class:`TrajectoryState`."""
     state = TrajectoryState()
 
@@ -162,11 +219,16 @@ def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> Starlette:
             "step %d: delivered %d sequences in %d groups; %d groups still queued",
             formed.step, formed.sequences, len(formed.groups), state.queued_groups,
         )
-        body = b'{"batch":[' + b",".join(g.raw for g in formed.groups) + b"]}"
-        return Response(body, media_type=_JSON)
+        # One copy of the groups' texts into the reply (a batch is several MB).
+        parts: list[bytes | memoryview] = [b'{"batch":[']
+        for group in formed.groups:
+            parts.extend(group.parts)
+            parts.append(b",")
+        parts[-1] = b"]}"
+        return Response(b"".join(parts), media_type=_JSON)
 
     async def latest_example(request: Request) -> Response:
-        return Response(state.latest or EMPTY_EXAMPLE, media_type=_JSON)
+        return Response(state.latest.raw if state.latest else EMPTY_EXAMPLE, media_type=_JSON)
 
     async def scored_data(request: Request) -> Response:
         group = parse_scored_group(await body_of(request))
@@ -224,6 +286,51 @@ def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> Starlette:
 
         return endpoint
 
+    # -- hot endpoints as plain ASGI (see TrajectoryApi) ------------------------------------
+
+    def refused(scope: Scope, exc: WireError) -> bytes:
+        logger.warning("%s %s -> %d: %s", scope["method"], scope["path"], exc.status, exc.reason)
+        return json.dumps({"detail": exc.reason}, separators=(",", ":")).encode()
+
+    async def raw_scored_data(scope: Scope, receive: Receive, send: Send) -> None:
+        body = await _read_body(receive)
+        if body is None:
+            return
+        try:
+            group = parse_scored_group(decode_content(body, _header(scope, b"content-encoding"), max_body_bytes))
+            state.check_groups([group])
+        except WireError as exc:
+            await _send_json(send, refused(scope, exc), exc.status)
+            return
+        result = state.add_group(group)
+        if result.buffered:
+            reply = json.dumps({"status": "buffered", "buffer_size": result.buffer_size}, separators=(",", ":"))
+            await _send_json(send, reply.encode())
+        else:
+            await _send_json(send, b'{"status":"received"}')
+
+    async def raw_batch(scope: Scope, receive: Receive, send: Send) -> None:
+        response = await batch(None)  # type: ignore[arg-type]  # batch() never reads the request
+        await _send_json(send, bytes(response.body))
+
+    async def raw_status_env(scope: Scope, receive: Receive, send: Send) -> None:
+        match = _QUERY_ENV_ID.fullmatch(scope["query_string"])
+        if match is None:  # a body, another query layout, a bad id: the full handler explains
+            await app_router(scope, receive, send)
+            return
+        try:
+            reply = state.status_env(int(match.group(1)))
+        except WireError as exc:
+            await _send_json(send, refused(scope, exc), exc.status)
+            return
+        await _send_json(send, json.dumps(reply, separators=(",", ":")).encode())
+
+    hot: dict[tuple[str, str], RawHandler] = {
+        ("POST", "/scored_data"): raw_scored_data,
+        ("GET", "/batch"): raw_batch,
+        ("GET", "/status-env"): raw_status_env,
+    }
+
     get, post = ["GET"], ["POST"]
     routes = [
         Route("/", guarded(root), methods=get),
@@ -254,6 +361,10 @@ def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> Starlette:
         response.headers.update(exc.headers or {})
         return response
 
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    app = TrajectoryApi(routes=routes, exception_handlers={HTTPException: http_error}, hot=hot)
     app.state.trajectory = state
+
+    async def app_router(scope: Scope, receive: Receive, send: Send) -> None:
+        await Starlette.__call__(app, scope, receive, send)
+
     return app

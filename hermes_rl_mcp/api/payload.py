@@ -86,11 +86,20 @@ def parse_json(body: bytes) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class GroupPayload:
-    """A checked scored group: its delivery-ready JSON text and what batching needs to know."""
+    """A checked scored group: its delivery-ready JSON text and what batching needs to know.
 
-    raw: bytes
+    The text is kept as ``parts`` (the group as received, possibly a view of the request body
+    without its closing brace, then the absent fields as null), so a large group is copied
+    only once, into the batch that delivers it.
+    """
+
+    parts: tuple[bytes | memoryview, ...]
     size: int
     env_id: int | None
+
+    @property
+    def raw(self) -> bytes:
+        return b"".join(self.parts)
 
 
 _INT_MATRIX_FIELDS = frozenset({"tokens", "masks"})
@@ -170,12 +179,12 @@ class _Body:
                 return None
 
 
-def _normalised(raw: bytes, group: dict[str, Any]) -> bytes:
+def _normalised(raw: bytes, group: dict[str, Any]) -> tuple[bytes | memoryview, ...]:
     missing = [name for name in SCORED_DATA_FIELDS if name not in group]
     if not missing:
-        return raw
+        return (raw,)
     # raw is exactly one object, so its last byte is the closing brace.
-    return raw[:-1] + "".join(f',"{name}":null' for name in missing).encode() + b"}"
+    return memoryview(raw)[:-1], "".join(f',"{name}":null' for name in missing).encode() + b"}"
 
 
 def parse_scored_group(body: bytes) -> GroupPayload:

@@ -87,7 +87,7 @@ class TrajectoryState:
         self.queued_sequences = 0
         self.queued_groups = 0
         self.buffers: dict[int, list[GroupPayload]] = {}
-        self.latest: bytes | None = None
+        self.latest: GroupPayload | None = None  # joined into text only when asked for
         self.batches_delivered = 0
         self.groups_received = 0
 
@@ -181,7 +181,7 @@ class TrajectoryState:
         self.queue.append(unit)
         self.queued_sequences += unit.size
         self.queued_groups += len(unit.groups)
-        self.latest = unit.groups[-1].raw
+        self.latest = unit.groups[-1]
 
     # -- batches ------------------------------------------------------------------------------
 
