@@ -7,7 +7,9 @@ environments do; one reader polls /batch like a trainer. Prints:
 
 * sequences/s in (accepted by /scored_data) and end to end (delivered by /batch),
 * server CPU seconds per 10,000 sequences,
-* server RSS growth per 10,000 queued sequences (from /proc, with nothing being read).
+* server RSS growth per 10,000 queued sequences (from /proc, with nothing being read),
+* the CPU the benchmark's own clients used per 10,000 sequences, and the load average: the
+  clients share the machine with the server, so a busy client or machine caps the rates.
 
 Usage: python bench/bench_api.py [--seconds 10] [--posters 4] [--batch-size 256] [--gzip]
        [--parse-batches]
@@ -22,6 +24,7 @@ import json
 import os
 import random
 import re
+import resource
 import socket
 import subprocess
 import sys
@@ -101,10 +104,17 @@ def rss_bytes(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """User and system CPU seconds of a process."""
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    ticks = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / ticks, int(fields[12]) / ticks
+
+
+def own_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def setup_run(port: int, batch_size: int) -> int:
@@ -149,9 +159,19 @@ class Counters:
     errors: list = field(default_factory=list)
 
 
+@dataclass
+class Throughput:
+    rate_in: float
+    rate_out: float
+    server_user_per_10k: float
+    server_system_per_10k: float
+    client_per_10k: float
+    counters: Counters
+
+
 def run_throughput(
     port: int, pid: int, bodies: list[bytes], headers: dict, args: argparse.Namespace
-) -> tuple[float, float, float, Counters]:
+) -> Throughput:
     env_id = setup_run(port, args.batch_size)
     counters = Counters()
     stop = threading.Event()
@@ -206,20 +226,27 @@ def run_throughput(
     for thread in threads:
         thread.start()
     time.sleep(min(2.0, args.seconds / 4))  # warm-up
-    cpu_start = cpu_seconds(pid)
+    user_start, system_start = cpu_seconds(pid)
+    client_start = own_cpu_seconds()
     start = time.perf_counter()
     measuring.set()
     time.sleep(args.seconds)
     measuring.clear()
     elapsed = time.perf_counter() - start
-    cpu = cpu_seconds(pid) - cpu_start
+    user_end, system_end = cpu_seconds(pid)
+    client = own_cpu_seconds() - client_start
     stop.set()
     for thread in threads:
         thread.join(timeout=30)
-    rate_in = counters.posted_sequences / elapsed
-    rate_out = counters.delivered_sequences / elapsed
-    cpu_per_10k = cpu / max(counters.delivered_sequences, 1) * 10_000
-    return rate_in, rate_out, cpu_per_10k, counters
+    per_10k = 10_000 / max(counters.delivered_sequences, 1)
+    return Throughput(
+        rate_in=counters.posted_sequences / elapsed,
+        rate_out=counters.delivered_sequences / elapsed,
+        server_user_per_10k=(user_end - user_start) * per_10k,
+        server_system_per_10k=(system_end - system_start) * per_10k,
+        client_per_10k=client * per_10k,
+        counters=counters,
+    )
 
 
 def main() -> int:
@@ -242,7 +269,7 @@ def main() -> int:
     process, port = start_server()
     try:
         memory = measure_memory(process.pid, port, args.batch_size, bodies[0], headers)
-        rate_in, rate_out, cpu_per_10k, counters = run_throughput(port, process.pid, bodies, headers, args)
+        result = run_throughput(port, process.pid, bodies, headers, args)
     finally:
         process.terminate()
         code = process.wait(timeout=15)
@@ -252,10 +279,15 @@ def main() -> int:
           f"groups of {GROUP_SIZE} x {SEQUENCE_LENGTH} tokens, batch_size {args.batch_size}, "
           f"{'gzip' if args.gzip else 'plain JSON'} bodies ({raw_kib:.1f} KiB JSON per sequence), "
           f"reader {'parses every batch' if args.parse_batches else 'counts groups'}")
-    print(f"  sequences/s in (accepted by /scored_data): {rate_in:,.0f}")
-    print(f"  sequences/s end to end (delivered by /batch): {rate_out:,.0f}  ({counters.batches} batches)")
-    print(f"  server CPU per 10,000 sequences: {cpu_per_10k:.2f} s")
+    counters = result.counters
+    server_cpu = result.server_user_per_10k + result.server_system_per_10k
+    print(f"  sequences/s in (accepted by /scored_data): {result.rate_in:,.0f}")
+    print(f"  sequences/s end to end (delivered by /batch): {result.rate_out:,.0f}  ({counters.batches} batches)")
+    print(f"  server CPU per 10,000 sequences: {server_cpu:.2f} s "
+          f"(user {result.server_user_per_10k:.2f}, system {result.server_system_per_10k:.2f})")
     print(f"  server RSS per 10,000 queued sequences: {memory / 2**20:,.1f} MiB")
+    print(f"  benchmark clients' CPU per 10,000 sequences: {result.client_per_10k:.2f} s")
+    print(f"  load average (1 min) at the end, on {os.cpu_count()} CPUs: {os.getloadavg()[0]:.2f}")
     print(f"  server exit code after SIGTERM: {code}")
     if counters.errors:
         print(f"  client errors: {counters.errors[:3]}")
