@@ -2,8 +2,11 @@
 
 Items are the 200 problems ``a op b`` with a, b in 0..9 and op in {+, -}. A fixed 20% of them,
 the 40 with the smallest CRC-32, are held out for evaluation and never trained on. A completion
-scores 1.0 for the exact integer, 0.25 for an integer off by one, 0.1 for any other integer and
-0 for anything that is not an integer.
+scores 1.0 for the exact integer, 0.1 for any other integer (answering in the right format) and
+0 for anything that is not an integer. Wrong integers are not ranked by closeness: credit for
+"off by one" made a neighbouring answer a trap the policy settled in (answering 3 to "2+2"), and
+graded closeness made the middle answers pay on average, which the shared part of the policy
+learned as a global preference.
 """
 
 from __future__ import annotations
@@ -55,16 +58,11 @@ def split_problems() -> tuple[list[Problem], list[Problem]]:
 
 
 def score_answer(answer: str, expected: int) -> float:
-    """1.0 exact; 0.25 off by one; 0.1 another integer; 0 garbage."""
+    """1.0 exact; 0.1 another integer; 0 garbage."""
     answer = answer.strip()
     if not INTEGER.fullmatch(answer):
         return 0.0
-    value = int(answer)
-    if value == expected:
-        return 1.0
-    if abs(value - expected) == 1:
-        return 0.25
-    return 0.1
+    return 1.0 if int(answer) == expected else 0.1
 
 
 class ArithmeticEnv(BaseEnv):

@@ -1,8 +1,8 @@
 """Walk a corridor to the goal, one move per turn (multi-turn).
 
 The corridor has ``corridor_length`` cells, numbered from 0. Each turn the user message is the
-observation "at 2 goal 5" and the assistant answers one action, "L" or "R"; anything else is an
-invalid move that wastes the turn, and walking into a wall stays put. The episode ends on reaching
+observation "at 2 goal 5 L/R" (the position, the goal and the legal moves) and the assistant
+answers one action, "L" or "R"; anything else is an invalid move that wastes the turn, and walking into a wall stays put. The episode ends on reaching
 the goal or after ``max_turns`` turns. Its return is ``discount_factor ** (turns - 1)`` on success
 and 0 otherwise, so shorter walks score higher. A fixed fifth of the (start, goal) pairs, chosen
 by CRC-32, is held out for evaluation.
@@ -37,7 +37,9 @@ class NavigationConfig(BaseEnvConfig):
 
 
 def observation(position: int, goal: int) -> str:
-    return f"at {position} goal {goal}"
+    # Naming the legal moves puts them in the prompt: a fresh policy, which prefers characters it
+    # has just read, then tries valid moves from the first step instead of almost never.
+    return f"at {position} goal {goal} L/R"
 
 
 class Corridor:
@@ -103,8 +105,10 @@ class NavigationEnv(BaseEnv):
         config = NavigationConfig(
             group_size=8,
             batch_size=64,
-            total_steps=200,
-            steps_per_eval=25,
+            # Each episode is several policy calls, so a step costs far more than in the
+            # single-turn tasks; the policy masters the corridor within a few dozen steps.
+            total_steps=60,
+            steps_per_eval=10,
             max_token_length=256,
             max_batches_offpolicy=2,
             use_wandb=True,

@@ -47,8 +47,10 @@ def test_guided_groups_differ_more_often_than_uniform_ones() -> None:
         return informative / 2000
 
     guided, uniform = informative_share(0.1), informative_share(1.0)
-    assert uniform < 0.25
-    assert guided > 0.75
+    assert uniform < 0.25  # a fifth of the items can differ at all
+    # dead items are revisited as their evidence fades (the policy may have changed), so the
+    # guided share stays well below 1, but far above uniform
+    assert guided > 2 * uniform
 
 
 def test_exploration_rate_one_is_uniform_whatever_the_scores() -> None:

@@ -2,8 +2,8 @@
 
 Only a group whose scores differ carries a learning signal: group-relative advantages of a group
 that is all right or all wrong are zero, and the runtime drops such groups. The model-guided
-sampler keeps a Beta posterior of each item's pass rate (a score in [0, 1] counts as that much
-success), shrunk towards a prior shared across items whose mean follows the recent pass rate of
+sampler keeps a Beta posterior of each item's pass rate (from the environment's right/wrong verdict
+per rollout, or a score in [0, 1] counted as that much success), shrunk towards a prior shared across items whose mean follows the recent pass rate of
 the whole pool. From it follows each item's expected chance that its next group of ``group_size``
 has differing scores, E[1 - p**n - (1 - p)**n]; items are drawn with probability proportional to
 exp(chance / selection_temperature), so the frontier items dominate without one item hogging every
@@ -35,7 +35,7 @@ class ItemSampler:
         prior_strength: float = 2.0,
         observation_decay: float = 0.5,
         half_life: float | None = None,
-        selection_temperature: float = 0.05,
+        selection_temperature: float = 0.2,
     ) -> None:
         if num_items < 1:
             raise ValueError(f"num_items must be at least 1, got {num_items}")
@@ -94,13 +94,26 @@ class ItemSampler:
         gumbel = self._rng.gumbel(size=self.num_items)
         return int(np.argmax(self.signal_probability() / self.selection_temperature + gumbel))
 
-    def observe(self, index: int, scores: Sequence[float]) -> None:
-        """Record the scores of a group generated for item ``index``."""
+    def observe(self, index: int, scores: Sequence[float], passes: Sequence[bool] | None = None) -> None:
+        """Record the group generated for item ``index``.
+
+        Without ``passes``, a score clipped to [0, 1] counts as that much success, and a group
+        of equal scores counts as all passed (>= 0.5) or all failed, so an item that always earns
+        the same partial score is not mistaken for one with a middling pass rate. ``passes``
+        (the environment's right/wrong per rollout) replaces the scores as evidence.
+        """
         if not scores:
             return
-        clipped = np.clip(np.asarray(scores, dtype=float), 0.0, 1.0)
+        if passes is not None:
+            evidence = np.asarray([1.0 if p else 0.0 for p in passes])
+        else:
+            evidence = np.clip(np.asarray(scores, dtype=float), 0.0, 1.0)
+            if len(evidence) > 1 and np.ptp(evidence) < 1e-9:
+                # A constant group says the item yields no signal, whatever the partial score
+                # was: record it as all passed or all failed, not as a middling pass rate.
+                evidence = np.full(len(evidence), 1.0 if evidence[0] >= 0.5 else 0.0)
         fresh = float(self._freshness()[index]) * self.observation_decay
-        self._successes[index] = fresh * self._successes[index] + clipped.sum()
-        self._failures[index] = fresh * self._failures[index] + (len(clipped) - clipped.sum())
+        self._successes[index] = fresh * self._successes[index] + evidence.sum()
+        self._failures[index] = fresh * self._failures[index] + (len(evidence) - evidence.sum())
         self._last_seen[index] = self._picks
-        self._pool_mean = 0.9 * self._pool_mean + 0.1 * float(clipped.mean())
+        self._pool_mean = 0.9 * self._pool_mean + 0.1 * float(evidence.mean())
