@@ -19,6 +19,12 @@ the window token in slot d adds ``C[t, d] * M[token]`` to the logits, with ``M``
 identity, so "emit the prompt character k places from the end" is a single weight to learn.
 A per-step output bias lets the policy learn answer lengths directly.
 
+Each "digit, token, digit" pattern row also has direct output weights per step, ``O[row, step]``,
+added to the logits. The hidden layer is shared by every item, so in RL it mostly learns what
+helps on average (a global answer bias); the direct weights are only moved by the items having
+that pattern, so an item-specific answer ("a + b is 7: emit 7, then end") is learned as fast as
+the global biases and carries over to held-out items with the same pattern.
+
 Gradients are written out by hand (``backward``) and checked against finite differences in the
 tests. Parameters are a plain dict of arrays so the optimiser and checkpoints treat them alike.
 """
@@ -38,7 +44,7 @@ Params = dict[str, np.ndarray]
 # parameter by about the learning rate per step whatever its gradient's scale, so without the
 # gain an output bias or a copy weight would need thousands of steps to move a logit by a few
 # nats; with it, a few hundred steps at the default learning rate suffice.
-GAINS = {"b2": 10.0, "B_step": 10.0, "C": 10.0, "M": 4.0}
+GAINS = {"b2": 10.0, "B_step": 10.0, "C": 10.0, "M": 4.0, "O": 40.0}
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class ModelShape:
     max_steps: int = 16  # steps with their own embedding, output bias and copy weights
     infix_window: int = 10  # "digit, token, digit" patterns are looked for in this many last slots
     infix_rows: int = 2048  # hashed embedding rows of those patterns
+    direct_steps: int = 4  # steps with their own direct pattern-to-logit weights (later steps share the last)
 
     @property
     def num_infix(self) -> int:
@@ -57,7 +64,13 @@ class ModelShape:
 
     @property
     def num_sparse(self) -> int:
-        return self.window + self.gen_slots + 2 + 2 * self.num_infix
+        return self.window + self.gen_slots + 2 + self.num_patterns
+
+    @property
+    def num_patterns(self) -> int:
+        """Hashed pattern features per position: sum and difference of each infix pattern, and
+        of the two digits nearest the end of the prompt."""
+        return 2 * self.num_infix + 2
 
     @property
     def num_dense(self) -> int:
@@ -78,6 +91,7 @@ class ModelShape:
             "max_steps": self.max_steps,
             "infix_window": self.infix_window,
             "infix_rows": self.infix_rows,
+            "direct_steps": self.direct_steps,
         }
 
 
@@ -101,6 +115,7 @@ class ForwardCache:
     hidden: np.ndarray
     copy_weights: np.ndarray  # C[step] per row, (N, window)
     copy_values: np.ndarray  # M[window] per row, (N, window, V)
+    direct_index: np.ndarray  # rows of O read per position, (N, num_patterns); -1 where no pattern
     probs: np.ndarray
     temperature: float
 
@@ -150,6 +165,7 @@ class PolicyModel:
         max_steps: int = 16,
         infix_window: int = 10,
         infix_rows: int = 2048,
+        direct_steps: int = 4,
         copy_prior: float = 2.0,
         end_prior: float = 3.0,
         numeric_scale: float = 0.2,
@@ -157,7 +173,9 @@ class PolicyModel:
         """A fresh policy. Its initial distribution prefers short answers built from the prompt's
         characters (``copy_prior`` on the copy weights, ``end_prior`` on ending after the first
         token): RL from scratch needs some answers that score before it can learn anything."""
-        shape = ModelShape(tokenizer.vocab_size, hidden_size, window, gen_slots, max_steps, min(infix_window, window), infix_rows)
+        shape = ModelShape(
+            tokenizer.vocab_size, hidden_size, window, gen_slots, max_steps, min(infix_window, window), infix_rows, direct_steps
+        )
         rng = np.random.default_rng(seed)
         v, h = shape.vocab_size, hidden_size
         params: Params = {
@@ -169,6 +187,7 @@ class PolicyModel:
             "B_step": np.zeros((max_steps, v)),
             "C": np.full((max_steps, window), copy_prior),
             "M": np.eye(v),
+            "O": np.zeros((infix_rows * direct_steps, v)),  # no pattern has an opinion at first
         }
         params["B_step"][0, END] = -end_prior
         params["B_step"][1:, END] = end_prior
@@ -253,8 +272,35 @@ class PolicyModel:
         infix_sum = _hash_rows(key + far + near, self.shape.infix_rows) + self._off_infix
         infix_diff = _hash_rows(key + 19 + far - near + 9, self.shape.infix_rows) + self._off_infix
         return np.concatenate(
-            [np.where(both, infix_sum, self.absent_row), np.where(both, infix_diff, self.absent_row)], axis=1
+            [
+                np.where(both, infix_sum, self.absent_row),
+                np.where(both, infix_diff, self.absent_row),
+                self._pair_features(window),
+            ],
+            axis=1,
         )
+
+    def _pair_features(self, window: np.ndarray) -> np.ndarray:
+        """Rows of (slots, token before the nearer digit, a + b) and (..., a - b) for the two digits
+        nearest the end of the prompt, b the nearer one and a the farther, wherever they are
+        ("at 2 goal 5": comparing them says which way to go; "7-9": the answer)."""
+        n, w = window.shape
+        digits = self._digit[window]
+        is_digit = digits >= 0
+        rows = np.arange(n)
+        near_slot = np.argmax(is_digit, axis=1)
+        has_near = is_digit[rows, near_slot]
+        rest = is_digit.copy()
+        rest[rows, near_slot] = False
+        far_slot = np.argmax(rest, axis=1)
+        both = has_near & rest[rows, far_slot]
+        near, far = digits[rows, near_slot], digits[rows, far_slot]
+        before = window[rows, np.minimum(near_slot + 1, w - 1)]  # the token read just before b
+        # a key space of its own, apart from the infix keys (which stay below num_infix * V * 38)
+        key = (((w + near_slot) * w + far_slot) * self.shape.vocab_size + before) * 38
+        pair_sum = _hash_rows(key + far + near, self.shape.infix_rows) + self._off_infix
+        pair_diff = _hash_rows(key + 19 + far - near + 9, self.shape.infix_rows) + self._off_infix
+        return np.stack([np.where(both, pair_sum, self.absent_row), np.where(both, pair_diff, self.absent_row)], axis=1)
 
     # -- forward / backward ---------------------------------------------------------------------
 
@@ -267,12 +313,24 @@ class PolicyModel:
         copy_values = GAINS["M"] * p["M"][feats.window]
         logits = hidden @ p["W2"] + GAINS["b2"] * p["b2"] + GAINS["B_step"] * p["B_step"][feats.step]
         logits += np.einsum("nk,nkv->nv", copy_weights, copy_values)
+        direct_index = self._direct_index(feats)
+        present = direct_index >= 0
+        if present.any():
+            rows, cols = np.nonzero(present)
+            np.add.at(logits, rows, GAINS["O"] * p["O"][direct_index[rows, cols]])
         logits = logits / temperature
         logits[:, ~self.allowed] = -np.inf
         logits -= logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
         probs /= probs.sum(axis=1, keepdims=True)
-        return ForwardCache(feats, pre, hidden, copy_weights, copy_values, probs, temperature)
+        return ForwardCache(feats, pre, hidden, copy_weights, copy_values, direct_index, probs, temperature)
+
+    def _direct_index(self, feats: Features) -> np.ndarray:
+        """Row of ``O`` for each infix pattern of each position (its step capped), -1 for none."""
+        s = self.shape
+        pattern = feats.sparse[:, feats.sparse.shape[1] - s.num_patterns :] - self._off_infix
+        step = np.minimum(feats.step, s.direct_steps - 1)[:, None]
+        return np.where(pattern < s.infix_rows, pattern * s.direct_steps + step, -1)
 
     def token_logprobs(self, feats: Features, targets: np.ndarray, temperature: float = 1.0) -> tuple[np.ndarray, ForwardCache]:
         """log p(targets[i]) at each position, and the cache for ``backward``."""
@@ -307,6 +365,9 @@ class PolicyModel:
         grads["C"] = GAINS["C"] * _rows_sum(feats.step, dcopy_w, p["C"].shape)
         weighted = (cache.copy_weights[:, :, None] * dlogits[:, None, :]).reshape(-1, s.vocab_size)
         grads["M"] = GAINS["M"] * _rows_sum(feats.window.ravel(), weighted, p["M"].shape)
+        present = cache.direct_index >= 0
+        rows, cols = np.nonzero(present)
+        grads["O"] = GAINS["O"] * _rows_sum(cache.direct_index[rows, cols], dlogits[rows], p["O"].shape)
         dhidden = dlogits @ p["W2"].T
         dpre = dhidden * (cache.pre > 0)
         grads["b1"] = dpre.sum(axis=0)
