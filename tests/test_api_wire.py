@@ -118,6 +118,11 @@ def test_gzip_bodies_are_accepted(client: TestClient) -> None:
         ("/scored_data", b'{"tokens": [[1]], "masks": [[1]], "scores": [1], "messages": [[{"role": "user"}]]}', {}, 422, "content"),
         ("/scored_data", b'{"tokens": [[1]], "masks": [[1]], "scores": [1], "inference_logprobs": [[1], [2]]}', {}, 422, "inference_logprobs has 2 rows"),
         ("/scored_data", b'{"tokens": [[01]], "masks": [[1]], "scores": [1]}', {}, 400, "not valid JSON"),
+        ("/scored_data", b'{"tokens": [[1, -01]], "masks": [[1, 1]], "scores": [1]}', {}, 400, "not valid JSON"),
+        ("/scored_data", b'{"tokens": [[1],[2,00]], "masks": [[1],[1,1]], "scores": [1,1]}', {}, 400, "not valid JSON"),
+        ("/scored_data", b'{"tokens": [[1]], "masks": [[1]], "scores": [1], "inference_logprobs": [[1.5.5]]}', {}, 400, "not valid JSON"),
+        ("/scored_data", b'{"tokens": [[1]], "masks": [[1]], "scores": [1], "inference_logprobs": [[1e5e5]]}', {}, 400, "not valid JSON"),
+        ("/scored_data", b'{"tokens": [[1], 2], "masks": [[1]], "scores": [1]}', {}, 422, "tokens[1] must be an array"),
         ("/scored_data_list", b'{"tokens": [[1]]}', {}, 422, "JSON array"),
         ("/scored_data_list", b'[{"tokens": [[1]], "masks": [[1]], "scores": [1]},]', {}, 400, "not valid JSON"),
         ("/register", b'{"batch_size": "many"}', {}, 422, "batch_size"),
@@ -126,12 +131,14 @@ def test_gzip_bodies_are_accepted(client: TestClient) -> None:
         ("/disconnect-env", b'{"env_id": 99}', {}, 404, "not registered"),
         ("/status-env", b"", {}, 422, "env_id is missing"),
         ("/status-env", b'{"env_id": 99}', {}, 404, "not registered"),
+        ("/status-env?env_id=99", b"", {}, 404, "not registered"),
+        ("/status-env?env_id=x", b"", {}, 422, "must be an integer"),
     ],
 )
 def test_bad_requests_get_a_4xx_with_a_reason_and_the_server_keeps_serving(
     client: TestClient, path: str, body: bytes, headers: dict[str, str], status: int, reason: str
 ) -> None:
-    method = "GET" if path == "/status-env" else "POST"
+    method = "GET" if path.startswith("/status-env") else "POST"
     reply = client.request(method, path, content=body, headers=headers)
     assert reply.status_code == status, reply.text
     detail = reply.json().get("detail") or reply.json().get("error")
@@ -236,6 +243,9 @@ def test_matrix_lexer_proves_the_layouts_clients_send() -> None:
         assert int_matrix_row_lengths(json.dumps(rows, separators=separators).encode()) == [4, 0, 1]
         assert number_matrix_row_lengths(json.dumps(floats, separators=separators).encode()) == [3, 1]
     assert int_matrix_row_lengths(b"[]") == []
+    # Exponents may start with 0 (Python writes 1e-05); numbers may not.
+    assert number_matrix_row_lengths(b"[[1e-05, -0.5, 0e0], [-0]]") == [3, 1]
+    assert number_matrix_row_lengths(b"[[1, -05]]") is None
     assert int_matrix_row_lengths(b"[[1.0]]") is None  # not proven: the decoder explains it
 
 
