@@ -181,19 +181,24 @@ def _compact_row_lengths(text: bytes, *, integers: bool) -> list[int] | None:
 
     # Rows: "[" ... "]" joined by "," or ", ", no brackets inside a row. Neighbour pairs already
     # exclude empty numbers, so a non-empty row holds one more number than it has commas.
-    lengths: list[int] = []
+    bounds: list[int] = []  # start ("[") and end ("]") of each row
     find, last_row_end = text.find, n - 2
     start = 1
     while True:
         end = find(b"]", start)
         if end < 0 or find(b"[", start + 1, end) >= 0:
             return None
-        lengths.append(text.count(b",", start, end) + 1 if end > start + 1 else 0)
+        bounds += (start, end)
         if end == last_row_end:
-            return lengths
+            break
         start = end + 2 if text[end + 2] == 0x5B else end + 3  # after "],[" or "], ["
         if text[end + 1] != 0x2C or text[start] != 0x5B:
             return None
+    is_comma = (np.frombuffer(text, dtype=np.uint8) == 0x2C).view(np.uint8)
+    commas = np.add.reduceat(is_comma, bounds, dtype=np.intp)[::2]  # within [start, end) of each row
+    row = np.array(bounds, dtype=np.intp)
+    non_empty = row[1::2] - row[::2] > 1
+    return ((commas + 1) * non_empty).tolist()
 
 
 _NOT_BRACKETS = bytes(c for c in range(256) if c not in (_O, _X))

@@ -156,10 +156,9 @@ class _Body:
             pos = match.end()
             integers = key in _INT_MATRIX_FIELDS
             if (integers or key in _NUMBER_MATRIX_FIELDS) and text.startswith("[[", pos):
-                end = body.find(b"]]", pos)  # a matrix ends at its first "]]"
+                end = _matrix_end(body, pos)
                 if end < 0:
                     return None
-                end += 2
                 matrix = body[pos:end]
                 lengths = int_matrix_row_lengths(matrix) if integers else number_matrix_row_lengths(matrix)
                 if lengths is None:
@@ -177,6 +176,18 @@ class _Body:
                 return group, pos
             if separator != ",":
                 return None
+
+
+def _matrix_end(body: bytes, pos: int) -> int:
+    """Offset just after the first "]]" from ``pos`` (where a matrix ends), or -1.
+
+    Searching "]" (memchr) and looking at the next byte is an order of magnitude faster than
+    searching the two-byte string; a matrix has one "]" per row.
+    """
+    end = body.find(b"]", pos)
+    while end >= 0 and body[end + 1 : end + 2] != b"]":
+        end = body.find(b"]", end + 1)
+    return end + 2 if end >= 0 else -1
 
 
 def _normalised(raw: bytes, group: dict[str, Any]) -> tuple[bytes | memoryview, ...]:
