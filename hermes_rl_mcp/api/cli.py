@@ -6,8 +6,10 @@ import argparse
 import ipaddress
 import logging
 import signal
+import importlib
 import socket
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -157,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
             await super().startup(sockets=sockets)
             if self.started:
                 print(f"trajectory API listening on http://{shown_host}:{bound_port}", file=sys.stderr, flush=True)
+                # Load the matrix lexer (NumPy) now that /health answers, so the first group does not wait for it.
+                threading.Thread(target=importlib.import_module, args=("hermes_rl_mcp.api.lexer",), daemon=True).start()
 
     config = uvicorn.Config(
         create_app(),

@@ -13,13 +13,20 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_rl_mcp.api.lexer import int_matrix_row_lengths, number_matrix_row_lengths
 from hermes_rl_mcp.api.models import SCORED_DATA_FIELDS, CheckedMatrix, WireError, check_scored_group
 
 DEFAULT_MAX_BODY_BYTES = 1 << 30
 """Largest request body accepted after decompression (1 GiB); guards against gzip bombs."""
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _lexer():  # noqa: ANN202
+    """The matrix lexer, imported on first use: it loads NumPy and builds its tables, which
+    would otherwise lengthen the API's start-up (and with it every run's time to running)."""
+    from hermes_rl_mcp.api import lexer
+
+    return lexer
 
 
 def _reject_constant(name: str) -> Any:
@@ -160,7 +167,8 @@ class _Body:
                 if end < 0:
                     return None
                 matrix = body[pos:end]
-                lengths = int_matrix_row_lengths(matrix) if integers else number_matrix_row_lengths(matrix)
+                lexer = _lexer()
+                lengths = lexer.int_matrix_row_lengths(matrix) if integers else lexer.number_matrix_row_lengths(matrix)
                 if lengths is None:
                     return None
                 group[key] = CheckedMatrix(lengths, integers)

@@ -37,7 +37,7 @@ WATCH_INTERVAL = 0.05
 # Probes start fast and back off, so a quick component is seen at once and a slow one is not
 # flooded with requests (each failed probe may be a line in its log).
 PROBE_FIRST_INTERVAL = 0.05
-PROBE_MAX_INTERVAL = 0.2
+PROBE_MAX_INTERVAL = 0.1
 STEP_UPDATE_INTERVAL = 2.0
 STOP_GRACE = 2.0
 FAILURE_TAIL_LINES = 20

@@ -57,7 +57,7 @@ class TrajectoryAPIClient:
         """POST /register-env, retrying with backoff while the API is not up yet (``deadline_s``)
         or answers that no trainer has registered yet (four times as long: trainers load first)."""
         start = time.monotonic()
-        delay = 0.1
+        delay = 0.02  # the trainer usually registers within a fraction of a second: look again soon
         answered = False
         while True:
             try:
@@ -74,7 +74,7 @@ class TrajectoryAPIClient:
                     f"could not register with the trajectory API at {self.base_url} within {waited:.0f} s: {last}"
                 )
             await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
+            delay = min(delay * 1.5, 2.0)
 
     async def batch_size(self) -> int:
         """The trainer's batch size from GET /info; -1 until a trainer has registered."""
