@@ -124,11 +124,11 @@ def _show_results(results: dict[str, Any]) -> None:
         _say(f"\n  best eval/percent_correct {best['value']:.2f} at step {best['step']}")
     _say(f"  final checkpoint: {results['final_checkpoint']}")
     wandb = results["wandb"]
-    if wandb["mode"] == "offline" and wandb["sync_commands"]:
-        _say(f"  W&B (offline): {wandb['sync_commands'][0]}")
+    if wandb["mode"] == "offline":
+        for command in wandb["sync_commands"]:
+            _say(f"  W&B (offline; upload with): {command}")
     elif wandb["url"]:
         _say(f"  W&B: {wandb['url']}")
-    _say("\n  end of the trainer log:")
 
 
 def main(argv: list[str] | None = None) -> int:

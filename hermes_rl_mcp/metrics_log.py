@@ -74,9 +74,15 @@ class MetricsLog:
             self._use_wandb = False
 
     def close(self) -> None:
+        """Finish the W&B run and stop W&B's service process now, while this process is in
+        charge of its exit (left to interpreter exit, the service can be ended first by the
+        run's supervisor, and W&B then prints a traceback into the component's log)."""
         if self._wandb_run is not None:
             try:
+                import wandb
+
                 self._wandb_run.finish()
+                wandb.teardown()
             except Exception:  # noqa: BLE001
                 pass
             self._wandb_run = None

@@ -253,6 +253,9 @@ class Trainer:
         if self.last_checkpoint_step != self.step or self.step == 0:
             path = self.checkpoint("final")
             self.log(f"final checkpoint at step {self.step}: {path}")
+        # Finish the W&B mirror now: while the policy lingers for the final evaluation, the
+        # supervisor may end this process tree, W&B's service process included.
+        metrics.close()
         await self._serve_final_evaluation()
 
     async def _serve_final_evaluation(self) -> None:
