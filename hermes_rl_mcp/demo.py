@@ -143,5 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         if not sep:
             parser.error(f"--set takes FIELD=VALUE, got {item!r}")
         edits.append((field, value))
-    anyio.run(session, args.environment, edits)
+    try:
+        anyio.run(session, args.environment, edits)
+    except KeyboardInterrupt:
+        print("\ninterrupted: the run was stopped", file=sys.stderr)
+        return 130
     return 0
