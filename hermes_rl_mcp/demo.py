@@ -135,10 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hermes-rl-mcp demo", description=__doc__.splitlines()[0])
     parser.add_argument("--environment", default="reverse_text", help="environment to select (default reverse_text)")
     parser.add_argument("--set", dest="edits", action="append", default=[], metavar="FIELD=VALUE",
-                        help="a config edit to make, e.g. --set env.group_size=8 (repeatable)")
+                        help="a config edit to make (repeatable; default env.steps_per_eval=20)")
     args = parser.parse_args(argv)
     edits = []
-    for item in args.edits or ["env.group_size=8"]:
+    for item in args.edits or ["env.steps_per_eval=20"]:
         field, sep, value = item.partition("=")
         if not sep:
             parser.error(f"--set takes FIELD=VALUE, got {item!r}")
