@@ -132,7 +132,7 @@ def _show_results(results: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="hermes-rl-mcp demo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="hermes-rl-mcp demo", description="A full training run driven through the real MCP server over stdio, as an agent would.")
     parser.add_argument("--environment", default="reverse_text", help="environment to select (default reverse_text)")
     parser.add_argument("--set", dest="edits", action="append", default=[], metavar="FIELD=VALUE",
                         help="a config edit to make (repeatable; default env.steps_per_eval=20)")
