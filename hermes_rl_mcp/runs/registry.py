@@ -79,6 +79,9 @@ _RUN_COLUMNS = frozenset(
 _COMPONENT_COLUMNS = frozenset({"state", "pid", "start_time", "port", "exit_code"})
 
 
+SCHEMA_LOCK_TIMEOUT_S = 10.0
+
+
 class Registry:
     """A connection to the registry; cheap to open, meant to be opened per operation."""
 
@@ -94,8 +97,23 @@ class Registry:
         self._db.execute("PRAGMA synchronous = NORMAL")
 
     def _create_schema(self) -> None:
-        self._db.execute("PRAGMA journal_mode = WAL")  # persistent: set once per file
-        self._db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};COMMIT;")
+        # Two processes (or threads) opening a fresh registry at once race here, and SQLite
+        # answers a journal-mode change it cannot lock for with "database is locked" at once,
+        # without waiting on the busy timeout: retry until one of them has created it.
+        deadline = time.monotonic() + SCHEMA_LOCK_TIMEOUT_S
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode = WAL")  # persistent: set once per file
+                self._db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};COMMIT;")
+                return
+            except sqlite3.OperationalError as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.01)
+            if self._db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+                return  # the other opener created it
 
     def close(self) -> None:
         self._db.close()
