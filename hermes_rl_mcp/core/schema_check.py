@@ -83,6 +83,16 @@ def _bounds(value: int | float, schema: dict[str, Any]) -> None:
             raise SchemaMismatch(f"{value} is not {sign} {schema[key]}")
 
 
+def _from_json_text(value: Any, noun: str) -> Any:
+    """Clients that send every argument as a string send lists and objects as JSON text."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise SchemaMismatch(f"{value[:80]!r} is not a JSON {noun}") from None
+
+
 def coerce(value: Any, schema: dict[str, Any]) -> Any:
     """Return ``value`` converted to what ``schema`` accepts, or raise SchemaMismatch."""
     if "enum" in schema:
@@ -98,13 +108,11 @@ def coerce(value: Any, schema: dict[str, Any]) -> Any:
     if options:
         # Prefer an option that accepts the value unchanged (so "null" stays a string for
         # str | None), then the first that accepts it after coercion.
-        errors = []
         for strict in (True, False):
             for option in options:
                 try:
                     result = coerce(value, option)
-                except SchemaMismatch as exc:
-                    errors.append(str(exc))
+                except SchemaMismatch:
                     continue
                 if not strict or result == value and type(result) is type(value):
                     return result
@@ -145,21 +153,13 @@ def coerce(value: Any, schema: dict[str, Any]) -> Any:
             return None
         raise SchemaMismatch(f"{json.dumps(value)[:80]} is not null")
     if kind == "array":
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                raise SchemaMismatch(f"{value[:80]!r} is not a JSON list") from None
+        value = _from_json_text(value, "list")
         if not isinstance(value, list):
             raise SchemaMismatch(f"{json.dumps(value)[:80]} is not a list")
         item_schema = schema.get("items", {})
         return [coerce(v, item_schema) for v in value]
     if kind == "object":
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                raise SchemaMismatch(f"{value[:80]!r} is not a JSON object") from None
+        value = _from_json_text(value, "object")
         if not isinstance(value, dict):
             raise SchemaMismatch(f"{json.dumps(value)[:80]} is not an object")
         return value

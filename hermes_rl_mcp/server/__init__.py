@@ -21,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 from hermes_rl_mcp import __version__, runs
 from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.server.control_tools import register_control_tools
-from hermes_rl_mcp.server.log_watch import LogWatcher
+from hermes_rl_mcp.server.log_watch import LogWatcher, run_resource_uris
 from hermes_rl_mcp.server.resources import MAX_LISTED_RUNS, register_run_resources
 from hermes_rl_mcp.server.run_tools import register_run_tools
 
@@ -56,16 +56,12 @@ class HermesRLServer(MCPServer):
         listed = await super().list_resources()
         recent = (await anyio.to_thread.run_sync(lambda: runs.list_runs(state=self.control.state_dir))).runs
         for run in recent[:MAX_LISTED_RUNS]:
-            label = f"{run.environment} run {run.run_id} ({run.status})"
-            for component in runs.LOG_COMPONENTS:
+            for uri in run_resource_uris(run.run_id):
+                what = uri.split(f"{run.run_id}/", 1)[1]  # logs/<component>, config or metrics
                 listed.append(types.Resource(
-                    uri=runs.log_uri(run.run_id, component), name=f"{run.run_id}/logs/{component}",
-                    title=f"{component} log of {label}", mime_type="text/plain",
-                ))
-            for document in ("config", "metrics"):
-                listed.append(types.Resource(
-                    uri=f"rl://runs/{run.run_id}/{document}", name=f"{run.run_id}/{document}",
-                    title=f"{document} of {label}", mime_type="text/plain",
+                    uri=uri, name=f"{run.run_id}/{what}", mime_type="text/plain",
+                    title=f"{what.replace('logs/', '')} {'log ' if what.startswith('logs/') else ''}"
+                          f"of {run.environment} run {run.run_id} ({run.status})",
                 ))
         return listed
 
