@@ -14,6 +14,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from hermes_rl_mcp.sdk.base import APIServerConfig, ScoredDataGroup
+from hermes_rl_mcp.sdk.http_json import HTTPJSONClient, HTTPJSONError, JSONResponse
 
 PROMPT_MASK = -100
 PROMPT_LOGPROB = 1.0  # placeholder on prompt positions, as Atropos sends it
@@ -70,29 +71,36 @@ class PolicyClient:
         self.servers = usable
         self.temperature = temperature
         self._rotation = itertools.cycle(range(len(usable)))
-        self._clients: dict[int, httpx.AsyncClient] = {}
+        self._clients: dict[int, HTTPJSONClient | httpx.AsyncClient] = {}
 
-    def _client(self) -> tuple[APIServerConfig, httpx.AsyncClient]:
+    def _client(self) -> tuple[APIServerConfig, HTTPJSONClient | httpx.AsyncClient]:
         index = next(self._rotation)
         server = self.servers[index]
         client = self._clients.get(index)
         if client is None:
             headers = {"Authorization": f"Bearer {server.api_key}"} if server.api_key else {}
-            client = httpx.AsyncClient(
-                base_url=str(server.base_url).rstrip("/") + "/",
-                headers=headers,
-                timeout=server.timeout,
-                limits=httpx.Limits(max_connections=max(1, min(server.num_max_requests_at_once, 64))),
-            )
+            base_url = str(server.base_url).rstrip("/") + "/"
+            connections = max(1, min(server.num_max_requests_at_once, 64))
+            if base_url.startswith("http://"):
+                # plain HTTP (a local policy server): the lean keep-alive client, see http_json
+                client = HTTPJSONClient(base_url, headers=headers, timeout=server.timeout, max_connections=connections)
+            else:
+                client = httpx.AsyncClient(
+                    base_url=base_url, headers=headers, timeout=server.timeout, limits=httpx.Limits(max_connections=connections)
+                )
             self._clients[index] = client
         return server, client
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         server, client = self._client()
         body = {"model": server.model_name, **body}
+        response: JSONResponse | httpx.Response
         try:
-            response = await client.post(path, json=body)
-        except httpx.HTTPError as exc:
+            if isinstance(client, HTTPJSONClient):
+                response = await client.post_json(path, body)
+            else:
+                response = await client.post(path, json=body)
+        except (httpx.HTTPError, HTTPJSONError) as exc:
             raise PolicyError(f"policy endpoint {server.base_url} unreachable: {exc!r}") from exc
         if response.status_code != 200:
             raise PolicyError(f"policy endpoint {server.base_url}{path} answered {response.status_code}: {response.text[:300]}")
