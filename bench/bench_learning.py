@@ -28,6 +28,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -180,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds before a run is stopped (default 300)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary state directory")
     args = parser.parse_args(argv)
+    # `timeout` and kill send SIGTERM: exit through the finally blocks that stop started runs
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
     state = Path(tempfile.mkdtemp(prefix="hermes-rl-bench-learning-"))
     os.environ["HERMES_RL_HOME"] = str(state)

@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -157,6 +158,8 @@ def main() -> int:
     parser.add_argument("--starts", type=int, default=5)
     parser.add_argument("--keep", action="store_true", help="keep the temporary state directory")
     args = parser.parse_args()
+    # `timeout` and kill send SIGTERM: exit through the finally blocks that stop started runs
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     root = Path(tempfile.mkdtemp(prefix="hermes-rl-bench-"))
     os.environ["HERMES_RL_HOME"] = str(root / "starts")
     try:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -73,6 +75,8 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--timeout", type=float, default=300, help="seconds per run")
     args = parser.parse_args()
+    # `timeout` and kill send SIGTERM: exit through the finally blocks that stop started runs
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     root = Path(tempfile.mkdtemp(prefix="hermes-rl-sampler-"))
     results: dict[str, list[dict[str, Any]]] = {"guided": [], "uniform": []}
     try:
