@@ -191,6 +191,9 @@ def test_failures_are_clear_errors() -> None:
     asyncio.run(main())
     with pytest.raises(ValueError, match="http://"):
         HTTPJSONClient("https://example.invalid/v1")
+    with pytest.raises(ValueError, match="line break") as refused:
+        HTTPJSONClient("http://127.0.0.1:9/v1", headers={"Authorization": "Bearer sk-123\r\nX-Injected: 1"})
+    assert "sk-123" not in str(refused.value)
 
 
 def test_policy_client_talks_to_the_real_policy_server_over_it() -> None:

@@ -76,6 +76,10 @@ class HTTPJSONClient:
         self.prefix = parts.path.rstrip("/")
         self.timeout = timeout
         host_header = self.host if parts.port is None else f"{self.host}:{self.port}"
+        for name, value in (headers or {}).items():
+            if any(ch in f"{name}{value}" for ch in "\r\n\0"):
+                # named, never shown: the value may be a key
+                raise ValueError(f"header {name!r} contains a line break or NUL; it would split the request")
         extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
         self._head_template = (
             "POST {path} HTTP/1.1\r\n"
@@ -143,7 +147,7 @@ class HTTPJSONClient:
             keep_alive = collected.keep_alive
         except (ConnectionError, OSError) as exc:
             connection.close()
-            if not got_bytes and not isinstance(exc, HTTPJSONError):
+            if not got_bytes:
                 raise _StaleConnection from exc
             raise HTTPJSONError(f"connection to {self.host}:{self.port} failed: {exc}") from exc
         except httptools.HttpParserError as exc:
