@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from hermes_rl_mcp.trainer.model import Generation, PolicyModel, generate
-from hermes_rl_mcp.trainer.tokenizer import ChatTemplateError
+from hermes_rl_mcp.trainer.tokenizer import CharTokenizer, ChatTemplateError
 
 MAX_N = 256
 MAX_NEW_TOKENS = 512
@@ -126,12 +127,12 @@ def _finish_stop(text: str, stops: list[str]) -> str:
     return text
 
 
-def _sample(holder: PolicyHolder, req: _SamplingRequest, prompt_ids: list[int]) -> tuple[PolicyModel, list[Generation], float]:
+def _sample(holder: PolicyHolder, req: _SamplingRequest, prompt_ids: list[int]) -> list[Generation]:
     model = holder.model  # one snapshot for the whole request
     holder.last_request = time.monotonic()
     temperature = holder.default_temperature if req.temperature is None else req.temperature
     rng = np.random.default_rng(req.seed) if req.seed is not None else holder.rng
-    samples = generate(
+    return generate(
         model,
         prompt_ids,
         n=req.n,
@@ -141,12 +142,58 @@ def _sample(holder: PolicyHolder, req: _SamplingRequest, prompt_ids: list[int]) 
         top_p=req.top_p,
         stop=req.stop_list(),
     )
-    return model, samples, temperature
 
 
 def _usage(prompt_ids: list[int], samples: list[Generation]) -> dict[str, int]:
     completion = sum(len(s.token_ids) for s in samples)
     return {"prompt_tokens": len(prompt_ids), "completion_tokens": completion, "total_tokens": len(prompt_ids) + completion}
+
+
+def _text_choice(tok: CharTokenizer, sample: Generation, text: str) -> dict[str, Any]:
+    return {
+        "text": text,
+        "logprobs": {"tokens": [tok.token_text(t) for t in sample.token_ids], "token_logprobs": sample.logprobs},
+    }
+
+
+def _chat_choice(tok: CharTokenizer, sample: Generation, text: str) -> dict[str, Any]:
+    return {
+        "message": {"role": "assistant", "content": text},
+        "logprobs": {"content": [{"token": tok.token_text(t), "logprob": lp} for t, lp in zip(sample.token_ids, sample.logprobs)]},
+    }
+
+
+def _respond(
+    holder: PolicyHolder,
+    req: _SamplingRequest,
+    prompt_ids: list[int],
+    *,
+    kind: str,
+    id_prefix: str,
+    choice_fields: Callable[[CharTokenizer, Generation, str], dict[str, Any]],
+) -> JSONResponse:
+    """Sample ``req.n`` completions and answer in the OpenAI shape of ``kind``; every choice
+    carries its token ids, and the response the prompt's."""
+    tok = holder.model.tokenizer
+    samples = _sample(holder, req, prompt_ids)
+    stops = req.stop_list()
+    choices = []
+    for index, sample in enumerate(samples):
+        text = _finish_stop(tok.decode(sample.token_ids), stops)
+        choices.append(
+            {"index": index, "finish_reason": sample.finish_reason, "token_ids": sample.token_ids, **choice_fields(tok, sample, text)}
+        )
+    return JSONResponse(
+        {
+            "id": f"{id_prefix}-{uuid.uuid4().hex[:24]}",
+            "object": kind,
+            "created": int(time.time()),
+            "model": holder.model_name,
+            "prompt_token_ids": prompt_ids,
+            "choices": choices,
+            "usage": _usage(prompt_ids, samples),
+        }
+    )
 
 
 def build_app(holder: PolicyHolder) -> Starlette:
@@ -165,78 +212,21 @@ def build_app(holder: PolicyHolder) -> Starlette:
         if isinstance(parsed, JSONResponse):
             return parsed
         assert isinstance(parsed, CompletionRequest)
-        tok = holder.model.tokenizer
-        prompt_ids = tok.encode(parsed.prompt_text())
+        prompt_ids = holder.model.tokenizer.encode(parsed.prompt_text())
         if not prompt_ids:
             return _error(400, "invalid request: prompt is empty")
-        model, samples, _ = _sample(holder, parsed, prompt_ids)
-        stops = parsed.stop_list()
-        choices = []
-        for index, sample in enumerate(samples):
-            text = _finish_stop(tok.decode(sample.token_ids), stops)
-            choices.append(
-                {
-                    "index": index,
-                    "text": text,
-                    "finish_reason": sample.finish_reason,
-                    "token_ids": sample.token_ids,
-                    "logprobs": {
-                        "tokens": [tok.token_text(t) for t in sample.token_ids],
-                        "token_logprobs": sample.logprobs,
-                    },
-                }
-            )
-        return JSONResponse(
-            {
-                "id": f"cmpl-{uuid.uuid4().hex[:24]}",
-                "object": "text_completion",
-                "created": int(time.time()),
-                "model": holder.model_name,
-                "prompt_token_ids": prompt_ids,
-                "choices": choices,
-                "usage": _usage(prompt_ids, samples),
-            }
-        )
+        return _respond(holder, parsed, prompt_ids, kind="text_completion", id_prefix="cmpl", choice_fields=_text_choice)
 
     async def chat_completions(request: Request) -> JSONResponse:
         parsed = await _parse(request, ChatRequest)
         if isinstance(parsed, JSONResponse):
             return parsed
         assert isinstance(parsed, ChatRequest)
-        tok = holder.model.tokenizer
         try:
-            prompt_ids = tok.generation_prompt([m.model_dump() for m in parsed.messages])
+            prompt_ids = holder.model.tokenizer.generation_prompt([m.model_dump() for m in parsed.messages])
         except ChatTemplateError as exc:
             return _error(400, f"invalid request: {exc}")
-        model, samples, _ = _sample(holder, parsed, prompt_ids)
-        stops = parsed.stop_list()
-        choices = []
-        for index, sample in enumerate(samples):
-            text = _finish_stop(tok.decode(sample.token_ids), stops)
-            choices.append(
-                {
-                    "index": index,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": sample.finish_reason,
-                    "token_ids": sample.token_ids,
-                    "logprobs": {
-                        "content": [
-                            {"token": tok.token_text(t), "logprob": lp} for t, lp in zip(sample.token_ids, sample.logprobs)
-                        ]
-                    },
-                }
-            )
-        return JSONResponse(
-            {
-                "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": holder.model_name,
-                "prompt_token_ids": prompt_ids,
-                "choices": choices,
-                "usage": _usage(prompt_ids, samples),
-            }
-        )
+        return _respond(holder, parsed, prompt_ids, kind="chat.completion", id_prefix="chatcmpl", choice_fields=_chat_choice)
 
     routes = [
         Route("/health", health, methods=["GET"]),
