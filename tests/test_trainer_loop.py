@@ -26,7 +26,8 @@ from starlette.routing import Route
 
 from hermes_rl_mcp.metrics_log import read_metrics
 from hermes_rl_mcp.trainer.checkpoints import load_checkpoint, save_checkpoint
-from hermes_rl_mcp.trainer.grpo import clipped_objective, flatten_groups, group_advantages
+from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
+from hermes_rl_mcp.trainer.grpo import BatchError, clipped_objective, flatten_groups, group_advantages
 from hermes_rl_mcp.trainer.learner import Learner
 from hermes_rl_mcp.trainer.model import PolicyModel, generate
 from hermes_rl_mcp.trainer.settings import TrainerConfig
@@ -114,6 +115,45 @@ def test_flatten_groups_trains_each_assistant_turn_with_its_own_prompt() -> None
     assert batch.prompts[2] == second and batch.targets[3] == END
     assert batch.behaviour_logprobs[0] == -0.7 and math.isnan(batch.behaviour_logprobs[1])  # 1.0 placeholder
     assert batch.advantages[:4] == [pytest.approx(1.0, rel=1e-4)] * 4
+
+
+def constrained_group(model: PolicyModel, choices: list[str]) -> dict[str, Any]:
+    prompt = TOK.generation_prompt([{"role": "user", "content": "7-9"}])
+    samples = generate(
+        model, prompt, n=6, max_tokens=4, temperature=1.0, rng=np.random.default_rng(2), constraint=ChoiceConstraint(choices, TOK)
+    )
+    return {
+        "tokens": [prompt + s.token_ids for s in samples],
+        "masks": [[-100] * len(prompt) + s.token_ids for s in samples],
+        "inference_logprobs": [[1.0] * len(prompt) + s.logprobs for s in samples],
+        "scores": [float(TOK.decode(s.token_ids) == "-2") for s in samples],
+        "generation_params": {"guided_choice": choices},
+    }
+
+
+def test_a_constrained_group_is_scored_under_the_mask_it_was_sampled_with() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=16, seed=1)
+    group = constrained_group(model, ["-2", "-12", "16", "3"])
+    # the first step of a learner is on-policy: every importance ratio is exactly 1 under the mask
+    learner = Learner(model.copy(), TrainerConfig(seed=1, hidden_size=16))
+    metrics = learner.step([group])
+    assert metrics["train/ratio_mean"] == pytest.approx(1.0, abs=1e-5)
+    assert metrics["train/clip_fraction"] == 0.0
+    # without the constraint recorded, the same tokens look far less likely than sampled
+    unrecorded = {k: v for k, v in group.items() if k != "generation_params"}
+    metrics = Learner(model.copy(), TrainerConfig(seed=1, hidden_size=16)).step([unrecorded])
+    assert metrics["train/ratio_mean"] < 0.9
+
+
+def test_a_group_that_breaks_its_constraint_is_refused() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=16, seed=1)
+    group = constrained_group(model, ["-2", "-12", "16", "3"])
+    group["generation_params"] = {"guided_choice": ["5"]}
+    with pytest.raises(BatchError, match="leaves the group's guided_choice"):
+        flatten_groups([group], tokenizer=TOK)
+    group["generation_params"] = {"guided_choice": "5"}
+    with pytest.raises(BatchError, match="must be a list of strings"):
+        flatten_groups([group], tokenizer=TOK)
 
 
 # -- determinism and checkpoints ------------------------------------------------------------

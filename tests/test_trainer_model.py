@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
 from hermes_rl_mcp.trainer.model import PolicyModel, generate
 from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, USER, CharTokenizer, ChatTemplateError
 
@@ -119,3 +120,54 @@ def test_stop_strings_end_generation() -> None:
             hit += 1
             assert sample.finish_reason == "stop"
     assert hit > 0
+
+
+def test_guided_choice_samples_only_allowed_strings_with_the_masked_logprobs() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=12, seed=2, dtype=np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "7-9"}])
+    choices = ["-2", "-12", "16", "3"]
+    constraint = ChoiceConstraint(choices, TOK)
+    samples = generate(model, prompt, n=80, max_tokens=6, temperature=1.5, rng=np.random.default_rng(8), constraint=constraint)
+    texts = {TOK.decode(s.token_ids) for s in samples}
+    assert texts <= set(choices) and len(texts) >= 3  # every answer allowed, and still sampled
+    for sample in samples:
+        assert sample.finish_reason == "stop" and sample.token_ids[-1] == END
+        steps = range(len(sample.token_ids))
+        masks = np.stack([constraint.allowed(sample.token_ids[:t]) for t in steps])
+        feats = model.features([prompt] * len(masks), [sample.token_ids[:t] for t in steps])
+        own, _ = model.token_logprobs(feats, np.asarray(sample.token_ids), 1.5, masks)
+        np.testing.assert_allclose(sample.logprobs, own, atol=1e-4)
+    # a forced token (the end after "3") has probability 1 under the mask, far less without it
+    three = next(s for s in samples if TOK.decode(s.token_ids) == "3")
+    assert three.logprobs[-1] == pytest.approx(0.0, abs=1e-6)
+    assert model.completion_logprobs(prompt, three.token_ids, 1.5)[-1] < -0.01
+
+
+def test_guided_choice_greedy_picks_the_best_allowed_string() -> None:
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "abc"}])
+    free = generate(model, prompt, n=1, max_tokens=3, temperature=0.0, rng=np.random.default_rng(0))[0]
+    first = TOK.decode(free.token_ids[:1])
+    other = "z" if first != "z" else "y"
+    constrained = generate(
+        model, prompt, n=1, max_tokens=3, temperature=0.0, rng=np.random.default_rng(0), constraint=ChoiceConstraint([other], TOK)
+    )[0]
+    assert TOK.decode(constrained.token_ids) == other and constrained.token_ids[-1] == END
+
+
+@pytest.mark.parametrize(
+    ("choices", "reason"),
+    [
+        ([], "non-empty list"),
+        ("abc", "non-empty list"),
+        (["ok", ""], r"guided_choice\[1\] must be a non-empty string"),
+        (["ok", 7], r"guided_choice\[1\] must be a non-empty string"),
+        (["caf\u00e9"], "cannot produce"),
+        (["x" * 300], "at most 256"),
+        ([str(i) for i in range(2000)], "at most 1024"),
+        (["y" * 200] * 200, "characters in all"),
+    ],
+)
+def test_bad_guided_choice_is_refused_with_the_reason(choices: object, reason: str) -> None:
+    with pytest.raises(ConstraintError, match=reason):
+        ChoiceConstraint(choices, TOK)  # type: ignore[arg-type]

@@ -104,6 +104,9 @@ def test_text_completion_with_stop_and_seed(served: tuple[str, PolicyHolder]) ->
         ("/v1/completions", {"prompt": "x", "temperature": "hot"}, "temperature"),
         ("/v1/completions", {"prompt": ["a", "b"]}, "one prompt per request"),
         ("/v1/completions", {"n": 2}, "prompt"),
+        ("/v1/completions", {"prompt": "x", "guided_choice": []}, "guided_choice"),
+        ("/v1/completions", {"prompt": "x", "guided_choice": ["ok", "\u00e9t\u00e9"]}, "cannot produce"),
+        ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}], "guided_choice": "yes"}, "guided_choice"),
     ],
 )
 def test_bad_requests_get_a_4xx_with_the_reason(served: tuple[str, PolicyHolder], path: str, body: dict, reason: str) -> None:
@@ -125,3 +128,13 @@ def test_a_published_step_is_served(served: tuple[str, PolicyHolder]) -> None:
     holder.publish(model, 8)
     assert httpx.get(f"{base}/health").json()["step"] == 8
     holder.publish(model, 7)
+
+
+def test_guided_choice_answers_only_the_allowed_strings(served: tuple[str, PolicyHolder]) -> None:
+    base, _ = served
+    choices = ["-2", "16", "3"]
+    body = {"messages": [{"role": "user", "content": "7-9"}], "n": 24, "max_tokens": 4, "temperature": 1.5, "guided_choice": choices}
+    data = httpx.post(f"{base}/v1/chat/completions", json=body).json()
+    texts = [choice["message"]["content"] for choice in data["choices"]]
+    assert set(texts) <= set(choices) and len(set(texts)) >= 2
+    assert all(choice["finish_reason"] == "stop" for choice in data["choices"])

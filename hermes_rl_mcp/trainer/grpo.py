@@ -5,6 +5,8 @@ id) and ``inference_logprobs`` (the behaviour policy's logprobs, aligned to ``to
 position whose mask is not -100 is a generated token the loss trains on. Each maximal run of such
 positions is one assistant turn: its prompt is everything before the run, which is exactly the
 context the policy server generated it from (multi-turn conversations have several runs).
+A group generated under a ``guided_choice`` constraint says so in ``generation_params``; each of
+its turns is then scored under the same mask the policy server sampled with.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
+
+from hermes_rl_mcp.trainer.constraints import ConstraintError, constraint_from_params
+from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
 
 PROMPT_MASK = -100
 
@@ -44,17 +49,31 @@ class TokenBatch:
     num_sequences: int = 0
     scores: list[float] = field(default_factory=list)  # one per sequence
     sequence_advantages: list[float] = field(default_factory=list)  # one per sequence
+    allowed: list[np.ndarray | None] = field(default_factory=list)  # per position: constrained-decoding mask
+
+    def allowed_matrix(self, vocab_size: int) -> np.ndarray | None:
+        """(positions, V) masks, all-true where unconstrained; None when no position is constrained."""
+        if all(mask is None for mask in self.allowed):
+            return None
+        out = np.ones((len(self.allowed), vocab_size), dtype=bool)
+        for row, mask in enumerate(self.allowed):
+            if mask is not None:
+                out[row] = mask
+        return out
 
 
 class BatchError(ValueError):
     """A scored group that cannot be trained on; the message says which field is wrong."""
 
 
-def flatten_groups(groups: Sequence[dict[str, Any]], *, normalize_advantages: bool = True) -> TokenBatch:
+def flatten_groups(
+    groups: Sequence[dict[str, Any]], *, normalize_advantages: bool = True, tokenizer: CharTokenizer | None = None
+) -> TokenBatch:
     """The positions to train on, with per-token advantages and behaviour logprobs.
 
     Advantages come from the group's ``advantages`` when it sends them (one per sequence or one
-    per token), otherwise from its ``scores``, group-relative.
+    per token), otherwise from its ``scores``, group-relative. With ``tokenizer``, constrained
+    groups get their per-position masks.
     """
     batch = TokenBatch()
     for g_index, group in enumerate(groups):
@@ -68,6 +87,12 @@ def flatten_groups(groups: Sequence[dict[str, Any]], *, normalize_advantages: bo
                 f"group {g_index}: {len(tokens)} token lists, {len(masks)} mask lists, {len(scores)} scores; they must match"
             )
         inference = group.get("inference_logprobs") or [None] * len(tokens)
+        constraint = None
+        if tokenizer is not None:
+            try:
+                constraint = constraint_from_params(group.get("generation_params"), tokenizer)
+            except ConstraintError as exc:
+                raise BatchError(f"group {g_index}: {exc}") from exc
         given_adv = group.get("advantages")
         seq_adv = group_advantages(scores, normalize=normalize_advantages)
         for s_index, (seq, mask) in enumerate(zip(tokens, masks)):
@@ -92,6 +117,15 @@ def flatten_groups(groups: Sequence[dict[str, Any]], *, normalize_advantages: bo
                     turn_start = pos
                 batch.prompts.append(seq[:turn_start])
                 batch.generated.append(seq[turn_start:pos])
+                mask = None
+                if constraint is not None:
+                    mask = constraint.allowed(seq[turn_start:pos])
+                    if mask is None or not mask[seq[pos]]:
+                        raise BatchError(
+                            f"group {g_index} sequence {s_index}: token {pos} leaves the group's guided_choice "
+                            "(the completion is none of the allowed strings)"
+                        )
+                batch.allowed.append(mask)
                 batch.targets.append(int(seq[pos]))
                 lp = behaviour[pos] if behaviour is not None else None
                 usable = isinstance(lp, (int, float)) and math.isfinite(lp) and lp <= 0

@@ -27,7 +27,7 @@ class Learner:
         """Update the policy on ``groups``; returns the step's metrics."""
         started = time.perf_counter()
         cfg = self.config
-        batch = flatten_groups(groups)
+        batch = flatten_groups(groups, tokenizer=self.model.tokenizer)
         metrics: dict[str, float] = {
             "reward/mean": float(np.mean(batch.scores)) if batch.scores else 0.0,
             "advantages/mean": float(np.mean(batch.sequence_advantages)) if batch.sequence_advantages else 0.0,
@@ -38,10 +38,11 @@ class Learner:
         if batch.targets:
             targets = np.asarray(batch.targets, dtype=np.int64)
             feats = self.model.features(batch.prompts, batch.generated)
-            logp, cache = self.model.token_logprobs(feats, targets, cfg.temperature)
+            allowed = batch.allowed_matrix(self.model.shape.vocab_size)
+            logp, cache = self.model.token_logprobs(feats, targets, cfg.temperature, allowed)
             ref_logp = None
             if self.reference is not None:
-                ref_logp, _ = self.reference.token_logprobs(feats, targets, cfg.temperature)
+                ref_logp, _ = self.reference.token_logprobs(feats, targets, cfg.temperature, allowed)
             result = clipped_objective(
                 logp.astype(np.float64),
                 np.asarray(batch.behaviour_logprobs, dtype=np.float64),

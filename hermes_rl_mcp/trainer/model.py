@@ -36,6 +36,7 @@ from typing import Sequence
 
 import numpy as np
 
+from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
 from hermes_rl_mcp.trainer.tokenizer import END, PAD, CharTokenizer
 
 Params = dict[str, np.ndarray]
@@ -304,8 +305,9 @@ class PolicyModel:
 
     # -- forward / backward ---------------------------------------------------------------------
 
-    def forward(self, feats: Features, temperature: float = 1.0) -> ForwardCache:
-        """Next-token probabilities at ``temperature`` (> 0) for every position in ``feats``."""
+    def forward(self, feats: Features, temperature: float = 1.0, allowed: np.ndarray | None = None) -> ForwardCache:
+        """Next-token probabilities at ``temperature`` (> 0) for every position in ``feats``;
+        ``allowed`` (N, V), when given, masks each position's tokens further (constrained decoding)."""
         p = self.params
         pre = p["W_in"][feats.sparse].sum(axis=1) + feats.dense @ p["U"] + p["b1"]
         hidden = np.maximum(pre, 0.0)
@@ -320,6 +322,8 @@ class PolicyModel:
             np.add.at(logits, rows, GAINS["O"] * p["O"][direct_index[rows, cols]])
         logits = logits / temperature
         logits[:, ~self.allowed] = -np.inf
+        if allowed is not None:
+            logits[~allowed] = -np.inf
         logits -= logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
         probs /= probs.sum(axis=1, keepdims=True)
@@ -332,9 +336,11 @@ class PolicyModel:
         step = np.minimum(feats.step, s.direct_steps - 1)[:, None]
         return np.where(pattern < s.infix_rows, pattern * s.direct_steps + step, -1)
 
-    def token_logprobs(self, feats: Features, targets: np.ndarray, temperature: float = 1.0) -> tuple[np.ndarray, ForwardCache]:
+    def token_logprobs(
+        self, feats: Features, targets: np.ndarray, temperature: float = 1.0, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ForwardCache]:
         """log p(targets[i]) at each position, and the cache for ``backward``."""
-        cache = self.forward(feats, temperature)
+        cache = self.forward(feats, temperature, allowed)
         picked = cache.probs[np.arange(len(targets)), targets]
         with np.errstate(divide="ignore"):
             return np.log(picked), cache
@@ -422,11 +428,13 @@ def generate(
     rng: np.random.Generator,
     top_p: float = 1.0,
     stop: Sequence[str] = (),
+    constraint: ChoiceConstraint | None = None,
 ) -> list[Generation]:
     """Sample ``n`` continuations of ``prompt`` together, one vectorised step per token.
 
-    Logprobs are those of the distribution actually sampled from: after temperature and top-p;
-    temperature 0 is greedy decoding, whose chosen tokens have log-probability 0.
+    Logprobs are those of the distribution actually sampled from: after the constraint's mask,
+    temperature and top-p; temperature 0 is greedy decoding, whose chosen tokens have
+    log-probability 0.
     """
     tok = model.tokenizer
     tokens = np.zeros((n, 0), dtype=np.int64)
@@ -439,12 +447,16 @@ def generate(
         if rows.size == 0:
             break
         feats = model.features_for_samples(prompt, tokens[rows])
+        allowed = None
+        if constraint is not None:
+            # every row so far followed the trie, so each has a mask
+            allowed = np.stack([constraint.allowed(tokens[row]) for row in rows])
         if temperature == 0:
-            probs = model.forward(feats, 1.0).probs
+            probs = model.forward(feats, 1.0, allowed).probs
             chosen = probs.argmax(axis=1)
             chosen_lp = np.zeros(rows.size)
         else:
-            probs = model.forward(feats, temperature).probs
+            probs = model.forward(feats, temperature, allowed).probs
             if top_p < 1.0:
                 probs = _nucleus(probs, top_p)
             cumulative = np.cumsum(probs, axis=1)

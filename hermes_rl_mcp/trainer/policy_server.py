@@ -1,7 +1,8 @@
 """The current policy over an OpenAI-compatible HTTP endpoint (Starlette), with vLLM-style extras.
 
 Every choice carries its token ids and their logprobs (of the distribution actually sampled from),
-and every response the prompt's token ids, so environments never tokenize. The trainer swaps in
+and every response the prompt's token ids, so environments never tokenize. ``guided_choice``
+constrains a completion to one of a list of strings (see ``constraints``). The trainer swaps in
 a new snapshot of the policy after each step; a request samples from the snapshot current when
 it arrived, so a step never changes the weights under a request.
 """
@@ -21,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from hermes_rl_mcp.trainer.constraints import MAX_CHOICES, ChoiceConstraint, ConstraintError, choice_constraint
 from hermes_rl_mcp.trainer.model import Generation, PolicyModel, generate
 from hermes_rl_mcp.trainer.tokenizer import CharTokenizer, ChatTemplateError
 
@@ -56,6 +58,8 @@ class _SamplingRequest(BaseModel):
     stop: str | list[str] | None = None
     seed: int | None = Field(None, ge=0)
     logprobs: bool | int | None = None
+    # vLLM's constrained decoding to one of these strings (checked against the vocabulary later)
+    guided_choice: list[str] | None = Field(None, min_length=1, max_length=MAX_CHOICES)
 
     @field_validator("stop")
     @classmethod
@@ -127,8 +131,9 @@ def _finish_stop(text: str, stops: list[str]) -> str:
     return text
 
 
-def _sample(holder: PolicyHolder, req: _SamplingRequest, prompt_ids: list[int]) -> list[Generation]:
-    model = holder.model  # one snapshot for the whole request
+def _sample(
+    holder: PolicyHolder, model: PolicyModel, req: _SamplingRequest, prompt_ids: list[int], constraint: ChoiceConstraint | None
+) -> list[Generation]:
     holder.last_request = time.monotonic()
     temperature = holder.default_temperature if req.temperature is None else req.temperature
     rng = np.random.default_rng(req.seed) if req.seed is not None else holder.rng
@@ -141,6 +146,7 @@ def _sample(holder: PolicyHolder, req: _SamplingRequest, prompt_ids: list[int]) 
         rng=rng,
         top_p=req.top_p,
         stop=req.stop_list(),
+        constraint=constraint,
     )
 
 
@@ -174,8 +180,15 @@ def _respond(
 ) -> JSONResponse:
     """Sample ``req.n`` completions and answer in the OpenAI shape of ``kind``; every choice
     carries its token ids, and the response the prompt's."""
-    tok = holder.model.tokenizer
-    samples = _sample(holder, req, prompt_ids)
+    model = holder.model  # one snapshot for the whole request
+    tok = model.tokenizer
+    constraint = None
+    if req.guided_choice is not None:
+        try:
+            constraint = choice_constraint(tuple(req.guided_choice), tok)
+        except ConstraintError as exc:
+            return _error(400, f"invalid request: {exc}")
+    samples = _sample(holder, model, req, prompt_ids, constraint)
     stops = req.stop_list()
     choices = []
     for index, sample in enumerate(samples):
