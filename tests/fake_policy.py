@@ -2,7 +2,9 @@
 character model. It samples every token from its distribution and reports that token's true
 logprob, so tests can recompute each logprob from the model and check the runtime carried it
 through. ``alphabet`` restricts what it can emit (e.g. digits and '-'), so groups come out with
-differing scores often enough to exercise the keep/drop paths; nothing is hard-coded.
+differing scores often enough to exercise the keep/drop paths; nothing is hard-coded. It honours
+``guided_choice`` as a constrained-decoding server does (``honour_guided_choice=False`` plays an
+endpoint that ignores it).
 """
 
 from __future__ import annotations
@@ -45,9 +47,12 @@ class BigramModel:
             for prev in range(len(VOCAB))
         }
 
-    def distribution(self, prev: int, temperature: float) -> dict[int, float]:
-        """Log-probabilities of the next token at ``temperature`` (0 = greedy, one-hot)."""
+    def distribution(self, prev: int, temperature: float, allowed: set[int] | None = None) -> dict[int, float]:
+        """Log-probabilities of the next token at ``temperature`` (0 = greedy, one-hot), over
+        ``allowed`` tokens only when given."""
         row = self.logits[prev]
+        if allowed is not None:
+            row = {tok: value for tok, value in row.items() if tok in allowed}
         if temperature <= 0:
             best = max(row, key=row.__getitem__)
             return {tok: (0.0 if tok == best else -math.inf) for tok in row}
@@ -56,12 +61,16 @@ class BigramModel:
         norm = top + math.log(sum(math.exp(v - top) for v in scaled.values()))
         return {tok: v - norm for tok, v in scaled.items()}
 
-    def sample(self, prompt: list[int], max_tokens: int, temperature: float, rng: random.Random) -> tuple[list[int], list[float], str]:
+    def sample(
+        self, prompt: list[int], max_tokens: int, temperature: float, rng: random.Random, choices: list[str] | None = None
+    ) -> tuple[list[int], list[float], str]:
+        """One completion; with ``choices`` (guided_choice), renormalised over the tokens that
+        keep it on one of those strings, as a constrained-decoding server reports it."""
         ids: list[int] = []
         logprobs: list[float] = []
         prev = prompt[-1]
         for _ in range(max_tokens):
-            dist = self.distribution(prev, temperature)
+            dist = self.distribution(prev, temperature, None if choices is None else next_tokens(decode(ids), choices))
             tokens = list(dist)
             weights = [math.exp(dist[t]) for t in tokens]
             tok = rng.choices(tokens, weights)[0]
@@ -71,6 +80,12 @@ class BigramModel:
                 return ids, logprobs, "stop"
             prev = tok
         return ids, logprobs, "length"
+
+
+def next_tokens(text: str, choices: list[str]) -> set[int]:
+    """Tokens that keep ``text`` on one of ``choices`` (the end token where it is complete)."""
+    allowed = {END} if text in choices else set()
+    return allowed | {PRINTABLE.index(c[len(text)]) for c in choices if c.startswith(text) and len(c) > len(text)}
 
 
 def render_chat(messages: list[dict[str, str]], consistent: bool = True) -> list[int]:
@@ -85,14 +100,15 @@ def render_chat(messages: list[dict[str, str]], consistent: bool = True) -> list
     return ids + [ASSISTANT]
 
 
-def create_app(model: BigramModel, *, seed: int = 0, consistent_template: bool = True) -> Starlette:
+def create_app(model: BigramModel, *, seed: int = 0, consistent_template: bool = True, honour_guided_choice: bool = True) -> Starlette:
     rng = random.Random(seed)
 
     def sample_choices(prompt_ids: list[int], body: dict[str, Any]) -> list[tuple[list[int], list[float], str]]:
         n = int(body.get("n", 1))
         temperature = float(body.get("temperature", 1.0))
         max_tokens = int(body.get("max_tokens", 16))
-        return [model.sample(prompt_ids, max_tokens, temperature, rng) for _ in range(n)]
+        choices = body.get("guided_choice") if honour_guided_choice else None
+        return [model.sample(prompt_ids, max_tokens, temperature, rng, choices) for _ in range(n)]
 
     async def chat(request: Request) -> JSONResponse:
         body = await request.json()

@@ -18,10 +18,10 @@ import yaml
 from hermes_rl_mcp.metrics_log import read_metrics
 from hermes_rl_mcp.sdk.base import APIServerConfig
 from hermes_rl_mcp.sdk.multiturn import PrefixMismatchError, run_episode
-from hermes_rl_mcp.sdk.policy_client import PolicyClient
+from hermes_rl_mcp.sdk.policy_client import PolicyClient, PolicyError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fake_policy import ASSISTANT, END, USER, BigramModel, ServerThread, create_app, decode  # noqa: E402
+from fake_policy import ASSISTANT, END, USER, BigramModel, ServerThread, create_app, decode, next_tokens  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_DIR = ROOT / "environments"
@@ -89,11 +89,15 @@ def test_process_writes_scored_groups_with_the_policys_tokens_and_logprobs(tmp_p
             prompt_len = 2 + len(user_content)
             assert masks[:prompt_len] == [-100] * prompt_len and logprobs[:prompt_len] == [1.0] * prompt_len
             assert masks[prompt_len:] == tokens[prompt_len:] == reply
-            # every completion logprob is the policy's own logprob of that token at temperature 1
+            # every completion logprob is the policy's own logprob of that token at temperature 1,
+            # over the tokens the answer constraint left open; the group says which constraint
+            assert group["generation_params"] == {"guided_choice": arithmetic.ANSWER_CHOICES}
             prev = ASSISTANT
-            for tok, lp in zip(reply, logprobs[prompt_len:]):
-                assert lp == pytest.approx(model.distribution(prev, 1.0)[tok])
+            for index, (tok, lp) in enumerate(zip(reply, logprobs[prompt_len:])):
+                allowed = next_tokens(decode(reply[:index]), arithmetic.ANSWER_CHOICES)
+                assert lp == pytest.approx(model.distribution(prev, 1.0, allowed)[tok])
                 prev = tok
+            assert decode(reply) in arithmetic.ANSWER_CHOICES
             a, op, b = int(problem[0]), problem[1], int(problem[2])
             assert score == arithmetic.score_answer(decode(reply), arithmetic.solve((a, op, b)))
     metrics = read_metrics(tmp_path / "metrics.jsonl")
@@ -146,12 +150,27 @@ def test_evaluate_runs_the_held_out_split_and_writes_its_metrics(tmp_path: Path,
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     # the bigram policy's greedy reply does not depend on the problem: recompute it here
-    reply, _, _ = model.sample([ASSISTANT], 4, 0.0, __import__("random").Random(0))
+    reply, _, _ = model.sample([ASSISTANT], 4, 0.0, __import__("random").Random(0), arithmetic.ANSWER_CHOICES)
     _, held_out = arithmetic.split_problems()
     expected = sum(arithmetic.score_answer(decode(reply), arithmetic.solve(p)) == 1.0 for p in held_out) / len(held_out)
     assert result["eval/percent_correct"] == pytest.approx(expected)
     logged = [m for m in read_metrics(tmp_path / "metrics.jsonl") if "eval/percent_correct" in m]
     assert logged and logged[-1]["eval/percent_correct"] == pytest.approx(expected)
+
+
+def test_an_endpoint_that_ignores_guided_choice_is_reported_not_trained_on() -> None:
+    model = BigramModel("0123456789-abc", seed=7, end_bias=-1.0)  # free to answer outside the choices
+    with ServerThread(create_app(model, seed=8, honour_guided_choice=False)) as server:
+
+        async def ask() -> None:
+            client = PolicyClient([APIServerConfig(base_url=server.url + "/v1")])
+            try:
+                await client.chat([{"role": "user", "content": "7-9"}], n=16, max_tokens=4, guided_choice=["-2", "3"])
+            finally:
+                await client.aclose()
+
+        with pytest.raises(PolicyError, match="ignored guided_choice"):
+            asyncio.run(ask())
 
 
 def test_multi_turn_helper_refuses_a_policy_whose_template_is_not_prefix_consistent() -> None:

@@ -36,6 +36,8 @@ class CompletionGroup(BaseModel):
 
     prompt_token_ids: list[int]
     completions: list[Completion]
+    # sampling settings the trainer must know to score these tokens as they were sampled
+    generation_params: dict[str, Any] = {}
 
 
 def sequence_from(prompt_token_ids: Sequence[int], completion: Completion) -> tuple[list[int], list[int], list[float]]:
@@ -58,6 +60,8 @@ def scored_group(group: CompletionGroup, scores: Sequence[float], messages: list
         out["inference_logprobs"].append(logprobs)
     if messages is not None:
         out["messages"] = messages
+    if group.generation_params:
+        out["generation_params"] = dict(group.generation_params)
     return out
 
 
@@ -109,7 +113,9 @@ class PolicyClient:
         except ValueError as exc:
             raise PolicyError(f"policy endpoint {server.base_url}{path} answered non-JSON") from exc
 
-    def _sampling(self, n: int, max_tokens: int, temperature: float | None, stop: list[str] | None) -> dict[str, Any]:
+    def _sampling(
+        self, n: int, max_tokens: int, temperature: float | None, stop: list[str] | None, guided_choice: Sequence[str] | None
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "n": n,
             "max_tokens": max_tokens,
@@ -118,6 +124,8 @@ class PolicyClient:
         }
         if stop:
             body["stop"] = stop
+        if guided_choice is not None:
+            body["guided_choice"] = list(guided_choice)
         return body
 
     async def chat(
@@ -128,9 +136,12 @@ class PolicyClient:
         max_tokens: int = 16,
         temperature: float | None = None,
         stop: list[str] | None = None,
+        guided_choice: Sequence[str] | None = None,
     ) -> CompletionGroup:
-        """``n`` assistant replies to ``messages``."""
-        data = await self._post("chat/completions", {"messages": messages, **self._sampling(n, max_tokens, temperature, stop)})
+        """``n`` assistant replies to ``messages``; with ``guided_choice``, each reply is one of
+        those strings (constrained decoding)."""
+        body = {"messages": messages, **self._sampling(n, max_tokens, temperature, stop, guided_choice)}
+        data = await self._post("chat/completions", body)
         try:
             completions = [
                 Completion(
@@ -141,9 +152,10 @@ class PolicyClient:
                 )
                 for choice in data["choices"]
             ]
-            return self._checked(CompletionGroup(prompt_token_ids=data["prompt_token_ids"], completions=completions), n)
+            group = CompletionGroup(prompt_token_ids=data["prompt_token_ids"], completions=completions)
         except (KeyError, TypeError, ValidationError) as exc:
             raise PolicyError(f"chat completion lacks token ids or logprobs: {exc!r}") from exc
+        return self._checked(group, n, guided_choice)
 
     async def complete(
         self,
@@ -153,9 +165,11 @@ class PolicyClient:
         max_tokens: int = 16,
         temperature: float | None = None,
         stop: list[str] | None = None,
+        guided_choice: Sequence[str] | None = None,
     ) -> CompletionGroup:
-        """``n`` text completions of ``prompt``."""
-        data = await self._post("completions", {"prompt": prompt, **self._sampling(n, max_tokens, temperature, stop)})
+        """``n`` text completions of ``prompt``; ``guided_choice`` as for ``chat``."""
+        body = {"prompt": prompt, **self._sampling(n, max_tokens, temperature, stop, guided_choice)}
+        data = await self._post("completions", body)
         try:
             completions = [
                 Completion(
@@ -166,12 +180,13 @@ class PolicyClient:
                 )
                 for choice in data["choices"]
             ]
-            return self._checked(CompletionGroup(prompt_token_ids=data["prompt_token_ids"], completions=completions), n)
+            group = CompletionGroup(prompt_token_ids=data["prompt_token_ids"], completions=completions)
         except (KeyError, TypeError, ValidationError) as exc:
             raise PolicyError(f"text completion lacks token ids or logprobs: {exc!r}") from exc
+        return self._checked(group, n, guided_choice)
 
     @staticmethod
-    def _checked(group: CompletionGroup, n: int) -> CompletionGroup:
+    def _checked(group: CompletionGroup, n: int, guided_choice: Sequence[str] | None) -> CompletionGroup:
         if len(group.completions) != n:
             raise PolicyError(f"asked for {n} completions, got {len(group.completions)}")
         for completion in group.completions:
@@ -179,6 +194,17 @@ class PolicyClient:
                 raise PolicyError(
                     f"{len(completion.token_ids)} token ids but {len(completion.logprobs)} logprobs in a completion"
                 )
+        if guided_choice is not None:
+            allowed = set(guided_choice)
+            for completion in group.completions:
+                cut_off = completion.finish_reason == "length"
+                if completion.text not in allowed and not (cut_off and any(c.startswith(completion.text) for c in allowed)):
+                    # a trainer told the group was constrained would score it under the wrong mask
+                    raise PolicyError(
+                        f"the policy endpoint ignored guided_choice: it answered {completion.text[:40]!r}, "
+                        "which is none of the allowed strings"
+                    )
+            group.generation_params = {"guided_choice": list(guided_choice)}
         return group
 
     async def aclose(self) -> None:
