@@ -1,12 +1,17 @@
 """Small arithmetic: "7-9" -> "-2".
 
 Items are the 200 problems ``a op b`` with a, b in 0..9 and op in {+, -}. A fixed 20% of them,
-the 40 with the smallest CRC-32, are held out for evaluation and never trained on. A completion
-scores 1.0 for the exact integer, 0.1 for any other integer (answering in the right format) and
-0 for anything that is not an integer. Wrong integers are not ranked by closeness: credit for
-"off by one" made a neighbouring answer a trap the policy settled in (answering 3 to "2+2"), and
-graded closeness made the middle answers pay on average, which the shared part of the policy
-learned as a global preference.
+the 40 with the smallest CRC-32, are held out for evaluation and never trained on.
+
+Answers are constrained (``guided_choice``) to the integers of at most two digits, so every
+completion is a number and the policy learns arithmetic, not the answer format. A completion
+scores 1.0 for the exact integer. A wrong integer scores 0.1, plus 0.2 when it has as many
+characters as the answer, plus 0.3 times the share of the answer's characters it has in place.
+That partial credit is what lets two-character answers ("-2", "13") be found. Sampled from
+scratch, a right two-character answer is rare, and by the time one turns up the policy has
+settled on one-character answers. With credit for the right length and for each right
+character, the first and second characters are learned in turn. Closeness in value is not
+rewarded: credit for "off by one" made a neighbouring answer a trap the policy settled in.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from hermes_rl_mcp.sdk import APIServerConfig, BaseEnv, BaseEnvConfig, ScoredDat
 OPERATORS = ("+", "-")
 EVAL_SHARE = 0.2
 EVAL_TEMPERATURE = 0.0  # evaluation measures the greedy policy
-MAX_ANSWER_TOKENS = 4  # "-9" or "18" plus the end token, with one to spare
+ANSWER_CHOICES = [str(n) for n in range(-99, 100)]  # every integer of at most two digits
+MAX_ANSWER_TOKENS = 4  # "-99" plus the end token
 INTEGER = re.compile(r"[+-]?\d+")
 
 Problem = tuple[int, str, int]
@@ -58,11 +64,16 @@ def split_problems() -> tuple[list[Problem], list[Problem]]:
 
 
 def score_answer(answer: str, expected: int) -> float:
-    """1.0 exact; 0.1 another integer; 0 garbage."""
+    """1.0 exact; another integer 0.1 + 0.2 for the right length + 0.3 x the share of the
+    answer's characters in place; anything else 0."""
     answer = answer.strip()
     if not INTEGER.fullmatch(answer):
         return 0.0
-    return 1.0 if int(answer) == expected else 0.1
+    if int(answer) == expected:
+        return 1.0
+    want = str(expected)
+    in_place = sum(1 for got, right in zip(answer, want) if got == right)
+    return 0.1 + (0.2 if len(answer) == len(want) else 0.0) + 0.3 * in_place / len(want)
 
 
 class ArithmeticEnv(BaseEnv):
@@ -70,6 +81,9 @@ class ArithmeticEnv(BaseEnv):
 
     name = "arithmetic"
     env_config_cls = ArithmeticConfig
+    # A slower learning rate and an entropy bonus keep the policy from settling on a wrong
+    # answer for an item before the right one has been sampled.
+    trainer_defaults = {"learning_rate": 1e-3, "entropy_coef": 0.03}
 
     def __init__(self, config: ArithmeticConfig, server_configs: list[APIServerConfig], slurm: bool = False, testing: bool = False) -> None:
         super().__init__(config, server_configs, slurm, testing)
@@ -82,7 +96,7 @@ class ArithmeticEnv(BaseEnv):
         config = ArithmeticConfig(
             group_size=8,
             batch_size=64,
-            total_steps=200,
+            total_steps=250,
             steps_per_eval=25,
             max_token_length=32,
             max_batches_offpolicy=2,
@@ -114,7 +128,9 @@ class ArithmeticEnv(BaseEnv):
 
         index, problem = item
         messages = self.prompt(problem)
-        group = await self.policy.chat(messages, n=self.config.group_size, max_tokens=MAX_ANSWER_TOKENS)
+        group = await self.policy.chat(
+            messages, n=self.config.group_size, max_tokens=MAX_ANSWER_TOKENS, guided_choice=ANSWER_CHOICES
+        )
         expected = solve(problem)
         scores = [score_answer(c.text, expected) for c in group.completions]
         self.sampler.observe(index, scores)
@@ -125,7 +141,13 @@ class ArithmeticEnv(BaseEnv):
         from hermes_rl_mcp.sdk.concurrency import gather_bounded
 
         async def one(problem: Problem) -> float:
-            group = await self.policy.chat(self.prompt(problem), n=1, max_tokens=MAX_ANSWER_TOKENS, temperature=EVAL_TEMPERATURE)
+            group = await self.policy.chat(
+                self.prompt(problem),
+                n=1,
+                max_tokens=MAX_ANSWER_TOKENS,
+                temperature=EVAL_TEMPERATURE,
+                guided_choice=ANSWER_CHOICES,
+            )
             return score_answer(group.completions[0].text, solve(problem))
 
         scores = await gather_bounded((one(p) for p in self.eval_items), self.config.max_eval_workers)

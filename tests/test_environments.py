@@ -83,10 +83,16 @@ def test_arithmetic_scores_right_other_integer_and_garbage() -> None:
     assert expected == -2
     assert arithmetic.score_answer("-2", expected) == 1.0
     assert arithmetic.score_answer(" -2\n", expected) == 1.0
-    assert arithmetic.score_answer("-1", expected) == 0.1  # near misses earn no more than far ones
-    assert arithmetic.score_answer("-3", expected) == 0.1
-    assert arithmetic.score_answer("2", expected) == 0.1
-    assert arithmetic.score_answer("17", expected) == 0.1
+    # a wrong integer: 0.1, +0.2 for the right length, +0.3 per share of characters in place
+    assert arithmetic.score_answer("-1", expected) == pytest.approx(0.45)
+    assert arithmetic.score_answer("-9", expected) == pytest.approx(0.45)  # closeness in value earns nothing
+    assert arithmetic.score_answer("12", expected) == pytest.approx(0.45)
+    assert arithmetic.score_answer("17", expected) == pytest.approx(0.3)
+    assert arithmetic.score_answer("2", expected) == pytest.approx(0.1)
+    assert arithmetic.score_answer("-12", expected) == pytest.approx(0.25)
+    assert arithmetic.solve((9, "+", 4)) == 13 and arithmetic.score_answer("3", 13) == pytest.approx(0.1)
+    # every possible answer is one of the strings decoding is constrained to
+    assert {str(arithmetic.solve(p)) for p in arithmetic.all_problems()} <= set(arithmetic.ANSWER_CHOICES)
     for garbage in ["", "  ", "-", "two", "-2a", "2.0", "--2", "1 2"]:
         assert arithmetic.score_answer(garbage, expected) == 0.0, garbage
 

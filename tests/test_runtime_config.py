@@ -31,7 +31,7 @@ def test_command_line_beats_yaml_beats_config_init(tmp_path: Path) -> None:
     settings = resolve(ArithmeticEnv, path, ["--env.group_size", "8"])
     assert settings.env.group_size == 8  # command line
     assert settings.env.steps_per_eval == 7  # YAML
-    assert settings.env.total_steps == defaults.total_steps == 200  # config_init(), not the class default 1000
+    assert settings.env.total_steps == defaults.total_steps == 250  # config_init(), not the class default 1000
     assert settings.env.exploration_rate == 0.1
 
 

@@ -81,6 +81,9 @@ class BaseEnv(abc.ABC):
 
     name: ClassVar[str | None] = None
     env_config_cls: ClassVar[type[BaseEnvConfig]] = BaseEnvConfig
+    # Trainer settings this environment suggests (``trainer.*`` field -> value): a run selected
+    # through the MCP server starts from them; a trainer started by hand reads its YAML only.
+    trainer_defaults: ClassVar[dict[str, Any]] = {}
 
     def __init__(
         self,
