@@ -1,6 +1,6 @@
 """Model-guided vs uniform item sampling on the full local stack: real trainer, real runs.
 
-    python bench/bench_sampler_stack.py [--env reverse_text] [--target 0.9] [--seeds 0 1] [--timeout 300]
+    python bench/bench_sampler_stack.py [--env arithmetic] [--target 0.9] [--seeds 0 1] [--timeout 300]
 
 For each seed, two runs of the same environment start exactly as the MCP server starts them,
 identical but for ``env.exploration_rate``: the environment's default (model-guided sampling,
@@ -70,7 +70,7 @@ def ratio(guided: list[float | None], uniform: list[float | None]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", default="reverse_text")
+    parser.add_argument("--env", default="arithmetic")
     parser.add_argument("--target", type=float, default=0.9, help="eval/percent_correct to reach")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--timeout", type=float, default=300, help="seconds per run")

@@ -5,9 +5,13 @@ that is all right or all wrong are zero, and the runtime drops such groups. The 
 sampler keeps a Beta posterior of each item's pass rate (from the environment's right/wrong verdict
 per rollout, or a score in [0, 1] counted as that much success), shrunk towards a prior shared across items whose mean follows the recent pass rate of
 the whole pool. From it follows each item's expected chance that its next group of ``group_size``
-has differing scores, E[1 - p**n - (1 - p)**n]; items are drawn with probability proportional to
-exp(chance / selection_temperature), so the frontier items dominate without one item hogging every
-pick. (Thompson sampling was tried first: with many barely-seen items, the largest of their wide
+has differing scores, E[1 - p**n - (1 - p)**n]. That chance is symmetric in p and 1 - p, but the
+two sides are not worth the same: an item the policy mostly passes likely has its greedy answer
+right already, while an item it mostly fails is where accuracy is still to be gained. So an item's
+priority is that chance times twice its expected failure rate, 2 E[1 - p], and items are drawn with
+probability proportional to exp(priority / selection_temperature): the frontier items dominate
+without one item hogging every pick. (On arithmetic the asymmetry cut the steps to 0.9 held-out
+accuracy and the dropped groups; a softer selection temperature alone did neither.) (Thompson sampling was tried first: with many barely-seen items, the largest of their wide
 posterior draws beats every well-known frontier item, so it explored far too much.)
 
 The policy keeps changing, so evidence goes stale: each new group halves the weight of an item's
@@ -84,6 +88,11 @@ class ItemSampler:
             all_fail *= (beta + k) / (alpha + beta + k)
         return 1.0 - all_pass - all_fail
 
+    def priority(self) -> np.ndarray:
+        """What guided picks maximise: the chance of a differing group times E[1 - pass rate]."""
+        alpha, beta = self.posterior()
+        return self.signal_probability() * 2.0 * beta / (alpha + beta)  # 2x: equal to the chance at p = 0.5
+
     def next_index(self) -> int:
         self._picks += 1
         if self.uniform or self._rng.random() < self.exploration_rate:
@@ -92,7 +101,7 @@ class ItemSampler:
         self.guided_picks += 1
         # Gumbel-max: an exact draw from softmax(signal / temperature)
         gumbel = self._rng.gumbel(size=self.num_items)
-        return int(np.argmax(self.signal_probability() / self.selection_temperature + gumbel))
+        return int(np.argmax(self.priority() / self.selection_temperature + gumbel))
 
     def observe(self, index: int, scores: Sequence[float], passes: Sequence[bool] | None = None) -> None:
         """Record the group generated for item ``index``.

@@ -38,7 +38,6 @@ class ChoiceConstraint:
         total = sum(len(c) for c in choices if isinstance(c, str))
         if total > MAX_TOTAL_CHARS:
             raise ConstraintError(f"guided_choice has {total} characters in all; at most {MAX_TOTAL_CHARS} are allowed")
-        self.choices = tuple(choices)
         self.vocab_size = tokenizer.vocab_size
         children: list[dict[int, int]] = [{}]  # trie node -> next token -> child node; node 0 is the root
         for index, choice in enumerate(choices):
