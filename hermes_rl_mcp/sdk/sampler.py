@@ -10,9 +10,10 @@ two sides are not worth the same: an item the policy mostly passes likely has it
 right already, while an item it mostly fails is where accuracy is still to be gained. So an item's
 priority is that chance times twice its expected failure rate, 2 E[1 - p], and items are drawn with
 probability proportional to exp(priority / selection_temperature): the frontier items dominate
-without one item hogging every pick. (On arithmetic the asymmetry cut the steps to 0.9 held-out
-accuracy and the dropped groups; a softer selection temperature alone did neither.) (Thompson sampling was tried first: with many barely-seen items, the largest of their wide
-posterior draws beats every well-known frontier item, so it explored far too much.)
+without one item hogging every pick. On arithmetic the asymmetry cut the steps to 0.9 held-out
+accuracy and the dropped groups; a softer selection temperature alone did neither. (Thompson
+sampling was tried first: with many barely-seen items, the largest of their wide posterior draws
+beats every well-known frontier item, so it explored far too much.)
 
 The policy keeps changing, so evidence goes stale: each new group halves the weight of an item's
 older observations, and evidence also fades with the number of picks since the item was last
@@ -89,7 +90,7 @@ class ItemSampler:
         return 1.0 - all_pass - all_fail
 
     def priority(self) -> np.ndarray:
-        """What guided picks maximise: the chance of a differing group times E[1 - pass rate]."""
+        """What guided picks favour: the chance of a differing group times 2 E[1 - pass rate]."""
         alpha, beta = self.posterior()
         return self.signal_probability() * 2.0 * beta / (alpha + beta)  # 2x: equal to the chance at p = 0.5
 
@@ -99,7 +100,7 @@ class ItemSampler:
             self.uniform_picks += 1
             return int(self._rng.integers(self.num_items))
         self.guided_picks += 1
-        # Gumbel-max: an exact draw from softmax(signal / temperature)
+        # Gumbel-max: an exact draw from softmax(priority / temperature)
         gumbel = self._rng.gumbel(size=self.num_items)
         return int(np.argmax(self.priority() / self.selection_temperature + gumbel))
 
