@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
 
 import numpy as np
 import pytest
@@ -42,9 +44,10 @@ def json_reply(payload: object, *, status: str = "200 OK", close: bool = False) 
     return f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n{extra}Content-Length: {len(body)}\r\n\r\n".encode() + body
 
 
-async def serve(handler: Handler) -> tuple[asyncio.AbstractServer, str, list[int]]:
-    """Start ``handler`` on a free loopback port; returns the server, its base URL and a list
-    that counts accepted connections."""
+@asynccontextmanager
+async def serving(handler: Handler, **client_options: Any) -> AsyncIterator[tuple[HTTPJSONClient, list[int]]]:
+    """Serve ``handler`` on a free loopback port; yields a client of it and a list counting the
+    accepted connections, and closes both on the way out."""
     accepted: list[int] = []
 
     async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -58,7 +61,12 @@ async def serve(handler: Handler) -> tuple[asyncio.AbstractServer, str, list[int
 
     server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    return server, f"http://127.0.0.1:{port}/v1", accepted
+    client = HTTPJSONClient(f"http://127.0.0.1:{port}/v1", **client_options)
+    try:
+        yield client, accepted
+    finally:
+        await client.aclose()
+        server.close()
 
 
 async def echo_forever(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -70,9 +78,7 @@ async def echo_forever(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
 
 def test_round_trip_keeps_connections_alive_and_sends_headers() -> None:
     async def main() -> None:
-        server, url, accepted = await serve(echo_forever)
-        client = HTTPJSONClient(url, headers={"Authorization": "Bearer k"}, max_connections=4)
-        try:
+        async with serving(echo_forever, headers={"Authorization": "Bearer k"}, max_connections=4) as (client, accepted):
             answers = await asyncio.gather(*(client.post_json("chat/completions", {"i": i}) for i in range(40)))
             assert [a.json()["got"]["i"] for a in answers] == list(range(40))
             assert {a.status_code for a in answers} == {200}
@@ -81,9 +87,6 @@ def test_round_trip_keeps_connections_alive_and_sends_headers() -> None:
             assert len(accepted) <= 4  # 40 requests over at most max_connections connections
             await client.post_json("/completions", {"again": True})
             assert len(accepted) <= 4
-        finally:
-            await client.aclose()
-            server.close()
 
     asyncio.run(main())
 
@@ -94,15 +97,10 @@ def test_error_status_is_returned_with_its_body() -> None:
             writer.write(json_reply({"error": "n must be >= 1"}, status="400 Bad Request"))
 
     async def main() -> None:
-        server, url, _ = await serve(refuse)
-        client = HTTPJSONClient(url)
-        try:
+        async with serving(refuse) as (client, _):
             answer = await client.post_json("completions", {"n": 0})
             assert answer.status_code == 400
             assert "n must be >= 1" in answer.text
-        finally:
-            await client.aclose()
-            server.close()
 
     asyncio.run(main())
 
@@ -115,16 +113,11 @@ def test_idle_connection_closed_by_the_server_is_replaced() -> None:
         await writer.drain()
 
     async def main() -> None:
-        server, url, accepted = await serve(one_request_per_connection_silently)
-        client = HTTPJSONClient(url)
-        try:
+        async with serving(one_request_per_connection_silently) as (client, accepted):
             for _ in range(5):
                 assert (await client.post_json("x", {})).json() == {"ok": True}
                 await asyncio.sleep(0.02)  # the server's close reaches the pooled socket
             assert len(accepted) == 5
-        finally:
-            await client.aclose()
-            server.close()
 
     asyncio.run(main())
 
@@ -139,15 +132,10 @@ def test_connection_close_and_chunked_bodies() -> None:
         await writer.drain()
 
     async def main() -> None:
-        server, url, accepted = await serve(chunked_then_close)
-        client = HTTPJSONClient(url)
-        try:
+        async with serving(chunked_then_close) as (client, accepted):
             assert (await client.post_json("x", {})).json() == {"a": 12}
             assert (await client.post_json("x", {})).json() == {"a": 12}
             assert len(accepted) == 2  # "Connection: close" is honoured
-        finally:
-            await client.aclose()
-            server.close()
 
     asyncio.run(main())
 
@@ -169,18 +157,12 @@ def test_failures_are_clear_errors() -> None:
 
     async def main() -> None:
         for handler, expected in ((garbage, "malformed HTTP response"), (half_answer, "mid-response")):
-            server, url, _ = await serve(handler)
-            client = HTTPJSONClient(url)
-            with pytest.raises(HTTPJSONError, match=expected):
+            async with serving(handler) as (client, _):
+                with pytest.raises(HTTPJSONError, match=expected):
+                    await client.post_json("x", {})
+        async with serving(silent, timeout=0.3) as (client, _):
+            with pytest.raises(HTTPJSONError, match="within 0.3 s"):
                 await client.post_json("x", {})
-            await client.aclose()
-            server.close()
-        server, url, _ = await serve(silent)
-        client = HTTPJSONClient(url, timeout=0.3)
-        with pytest.raises(HTTPJSONError, match="within 0.3 s"):
-            await client.post_json("x", {})
-        await client.aclose()
-        server.close()
         with socket.socket() as probe:  # a port nobody listens on
             probe.bind(("127.0.0.1", 0))
             free = probe.getsockname()[1]
