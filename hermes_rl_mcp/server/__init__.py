@@ -94,6 +94,7 @@ def build_server(control: ControlPlane | None = None) -> HermesRLServer:
     register_run_tools(server, control)
     register_run_resources(server, control)
     _serve_legacy_subscriptions(server, watcher)
+    watcher.wrap_listen(server._lowlevel_server)  # noqa: SLF001 - wraps the SDK's listen handler
     return server
 
 

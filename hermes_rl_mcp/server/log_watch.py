@@ -1,22 +1,26 @@
-"""Tell subscribed clients when a run's log, config or metrics grow.
+"""Tell subscribed clients when a run's log, config or metrics change.
 
-Two protocol eras, two delivery paths: 2026-07-28 clients listen with ``subscriptions/listen``
-and receive what is published on the server's subscription bus (the bus filters by URI);
-2025-11-25 clients send ``resources/subscribe`` and this module keeps their sessions itself.
-One polling loop serves both: it stats the files behind the watched URIs (every resource of
-the active runs, plus any URI a 2025-11-25 client subscribed to) and announces those that
-changed. A stat per file per tick is all it costs.
+Two protocol eras, two ways in: 2025-11-25 clients send ``resources/subscribe`` and this
+module keeps their sessions; 2026-07-28 clients open ``subscriptions/listen`` streams, which
+this module wraps so that it learns their URIs too, and it publishes updates on the server's
+subscription bus (the bus filters by URI). Either way a URI is watched from the moment it is
+subscribed: its file's size and mtime are taken then, so every later change is announced,
+including the first appearance of a file that did not exist yet. One polling loop stats the
+watched files; a stat per file per tick is all it costs, and nothing is watched that nobody
+subscribed to.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
 
 from hermes_rl_mcp import runs
@@ -28,7 +32,12 @@ log = logging.getLogger(__name__)
 
 URI_PATTERN = re.compile(r"^rl://runs/(?P<run_id>[^/]+)/(?:logs/(?P<component>[a-z]+)|(?P<document>config|metrics))$")
 POLL_SECONDS = 0.5
-ACTIVE_REFRESH_SECONDS = 2.0
+
+Signature = tuple[int, int] | None
+
+
+class _ListenStream:
+    """Stands for one open subscriptions/listen stream; the bus, not this module, delivers to it."""
 
 
 def resource_path(state: Path, uri: str) -> Path | None:
@@ -52,7 +61,7 @@ def run_resource_uris(run_id: str) -> list[str]:
     ]
 
 
-def _signature(path: Path) -> tuple[int, int] | None:
+def _signature(path: Path) -> Signature:
     try:
         stat = path.stat()
     except OSError:
@@ -64,29 +73,57 @@ class LogWatcher:
     def __init__(self, control: ControlPlane, bus: SubscriptionBus) -> None:
         self._control = control
         self._bus = bus
-        self._legacy: dict[str, set[Any]] = {}  # uri -> sessions of 2025-11-25 subscribers
-        self._seen: dict[str, tuple[int, int] | None] = {}
-        self._active: list[str] = []
-        self._active_at = 0.0
+        self._subscribers: dict[str, set[Any]] = {}  # uri -> 2025-11-25 sessions and _ListenStreams
+        self._seen: dict[str, Signature] = {}  # uri -> signature when last looked at
 
-    # --- 2025-11-25 subscriptions --------------------------------------------------------------
-
-    def subscribe(self, uri: str, session: Any) -> bool:
+    def watch(self, uri: str, subscriber: Any) -> bool:
+        """Start announcing changes of ``uri`` to ``subscriber``; False when it is no run resource."""
         path = resource_path(self._control.state_dir, uri)
         if path is None:
             return False
-        self._legacy.setdefault(uri, set()).add(session)
-        self._seen.setdefault(uri, _signature(path))
+        if uri not in self._subscribers:
+            self._seen[uri] = _signature(path)  # the baseline: changes from now on are announced
+        self._subscribers.setdefault(uri, set()).add(subscriber)
         return True
 
-    def unsubscribe(self, uri: str, session: Any) -> None:
-        sessions = self._legacy.get(uri)
-        if sessions is not None:
-            sessions.discard(session)
-            if not sessions:
-                del self._legacy[uri]
+    def unwatch(self, uri: str, subscriber: Any) -> None:
+        subscribers = self._subscribers.get(uri)
+        if subscribers is None:
+            return
+        subscribers.discard(subscriber)
+        if not subscribers:
+            del self._subscribers[uri]
+            self._seen.pop(uri, None)
 
-    # --- the loop ------------------------------------------------------------------------------
+    # --- 2025-11-25: resources/subscribe ---------------------------------------------------------
+
+    def subscribe(self, uri: str, session: Any) -> bool:
+        return self.watch(uri, session)
+
+    def unsubscribe(self, uri: str, session: Any) -> None:
+        self.unwatch(uri, session)
+
+    # --- 2026-07-28: subscriptions/listen --------------------------------------------------------
+
+    def wrap_listen(self, lowlevel: Server) -> None:
+        """Wrap the server's listen handler so that each stream's URIs are watched while it is open."""
+        entry = lowlevel.get_request_handler("subscriptions/listen")
+        if entry is None:
+            return
+        serve_stream = entry.handler
+
+        async def listen(ctx: Any, params: types.SubscriptionsListenRequestParams) -> Any:
+            stream = _ListenStream()
+            uris = [uri for uri in params.notifications.resource_subscriptions or () if self.watch(uri, stream)]
+            try:
+                return await serve_stream(ctx, params)
+            finally:
+                for uri in uris:
+                    self.unwatch(uri, stream)
+
+        lowlevel.add_request_handler("subscriptions/listen", entry.params_type, listen)
+
+    # --- the loop --------------------------------------------------------------------------------
 
     async def run(self) -> None:
         while True:
@@ -96,37 +133,22 @@ class LogWatcher:
                 log.exception("log watcher tick failed")
             await anyio.sleep(POLL_SECONDS)
 
-    async def _active_uris(self) -> list[str]:
-        if time.monotonic() - self._active_at >= ACTIVE_REFRESH_SECONDS:
-            listing = await anyio.to_thread.run_sync(lambda: runs.list_runs(state=self._control.state_dir))
-            self._active = [
-                uri
-                for run in listing.runs
-                if run.status in ("starting", "running", "stopping")
-                for uri in run_resource_uris(run.run_id)
-            ]
-            self._active_at = time.monotonic()
-        return self._active
-
     async def tick(self) -> None:
         state = self._control.state_dir
-        watched = set(await self._active_uris()) | set(self._legacy)
-        for uri in sorted(watched):
+        for uri in sorted(self._subscribers):
             path = resource_path(state, uri)
             if path is None:
                 continue
             signature = _signature(path)
-            first_sight = uri not in self._seen
-            changed = self._seen.get(uri) != signature
-            self._seen[uri] = signature
-            if changed and not first_sight and signature is not None:
-                await self._announce(uri)
-        for uri in set(self._seen) - watched:
-            del self._seen[uri]
+            if signature != self._seen.get(uri) and signature is not None:
+                self._seen[uri] = signature
+                await self._announce(uri, list(self._subscribers.get(uri, ())))
 
-    async def _announce(self, uri: str) -> None:
+    async def _announce(self, uri: str, subscribers: Iterable[Any]) -> None:
         await self._bus.publish(ResourceUpdated(uri=uri))
-        for session in list(self._legacy.get(uri, ())):
+        for session in subscribers:
+            if isinstance(session, _ListenStream):
+                continue
             try:
                 await session.send_resource_updated(uri)
             except Exception:  # noqa: BLE001 - the client went away: forget it
