@@ -134,33 +134,49 @@ def terminate_trees(
     grace: float = 2.5,
     reap: Callable[[], None] | None = None,
 ) -> list[int]:
-    """SIGTERM every tree, wait up to ``grace`` seconds, SIGKILL what is left, then verify.
+    """End every tree: SIGTERM its leader, then the rest of the tree, SIGKILL what is left, verify.
 
+    The leader (the component itself) is asked first and alone: it finishes its work, such as
+    closing its W&B run through W&B's helper process, while that helper still lives. Signalling
+    the whole tree at once kills the helper under it and leaves a traceback as the log's last
+    word. The rest of each tree is signalled once its leader has exited or ``grace`` is spent.
     ``reap`` lets the parent collect its exited children while waiting (a zombie no longer
     runs, but reaping keeps the process table clean). Returns pids still alive at the end,
     which should always be empty.
     """
+
+    def wait_until(done: Callable[[], bool], seconds: float, step: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while True:
+            if reap is not None:
+                reap()
+            if done():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(step)
+
+    for pid, start in trees:
+        if is_same_process(pid, start):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+    wait_until(lambda: not any(is_same_process(pid, start) for pid, start in trees), grace, 0.05)
     for pid, start in trees:
         signal_tree(pid, start, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if reap is not None:
-            reap()
-        if not any(tree_members(pid, start) for pid, start in trees):
-            return []
-        time.sleep(0.05)
+    if wait_until(lambda: not any(tree_members(pid, start) for pid, start in trees), 0.5, 0.05):
+        return []
     for pid, start in trees:
         signal_tree(pid, start, signal.SIGKILL)
-    deadline = time.monotonic() + 1.0
     left: list[int] = []
-    while time.monotonic() < deadline:
-        if reap is not None:
-            reap()
+
+    def all_gone() -> bool:
+        nonlocal left
         left = [m.pid for pid, start in trees for m in tree_members(pid, start)]
-        if not left:
-            return []
-        time.sleep(0.02)
-    return left
+        return not left
+
+    return [] if wait_until(all_gone, 1.0, 0.02) else left
 
 
 def become_subreaper() -> bool:

@@ -364,18 +364,19 @@ class Supervisor:
 
     def _end_components(self) -> list[int]:
         trees = [(r.process.pid, r.start_time) for r in self.running.values()]
-        # Orphans adopted from the components' trees (see become_subreaper) are ended too.
         own = {r.process.pid for r in self.running.values()}
-        trees += [(p.pid, p.start_time) for p in descendants(os.getpid()) if p.pid not in own]
-        if not trees:
-            return []
 
         def reap() -> None:
             for current in self.running.values():
                 current.process.poll()
             reap_adopted(own)
 
-        left = terminate_trees(trees, grace=STOP_GRACE, reap=reap)
+        left = terminate_trees(trees, grace=STOP_GRACE, reap=reap) if trees else []
+        # Then the orphans adopted from the components' trees (see become_subreaper). They are
+        # not signalled with the components: a component's helpers (W&B's) must outlive it.
+        orphans = [(p.pid, p.start_time) for p in descendants(os.getpid()) if p.pid not in own]
+        if orphans:
+            left += terminate_trees(orphans, grace=0.5, reap=reap)
         for name, current in self.running.items():
             if current.exit_code is None:
                 code = current.process.poll()

@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    print(f"hermes-rl-mcp trainer: finished at step {trainer.step}", file=sys.stderr)
+    ended = "stopped by signal" if trainer.stop_requested else "finished"
+    print(f"hermes-rl-mcp trainer: {ended} at step {trainer.step}", file=sys.stderr)
     return 0
 
 
