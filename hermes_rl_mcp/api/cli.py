@@ -53,9 +53,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _address_from_config(path: Path) -> tuple[str | None, int | None]:
-    import yaml
+    from hermes_rl_mcp import yaml_text
 
-    data: Any = yaml.safe_load(path.read_text()) or {}
+    data: Any = yaml_text.load(path.read_text()) or {}
     run = data.get("run") if isinstance(data, dict) else None
     api_url = run.get("api_url") if isinstance(run, dict) else None
     if not api_url:

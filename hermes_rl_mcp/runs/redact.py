@@ -9,6 +9,7 @@ except for ``secret`` and ``password`` which mark a secret anywhere in the name.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -23,6 +24,7 @@ _SECRET_ANY_WORDS = frozenset({"secret", "password", "passwd"})
 _MIN_SECRET_VALUE_LENGTH = 6
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     words = [w.lower() for w in _WORD_SPLIT.split(name) if w]
     if not words:

@@ -89,9 +89,9 @@ class Registry:
         self.path = Path(state) / REGISTRY_FILE
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Autocommit mode: transactions are opened explicitly where several writes must agree.
+        # timeout= is SQLite's busy timeout: a writer in another process is waited for, up to 10 s.
         self._db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA busy_timeout = 10000")
         if self._db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
             self._create_schema()
         self._db.execute("PRAGMA synchronous = NORMAL")

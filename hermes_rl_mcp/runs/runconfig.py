@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from hermes_rl_mcp import yaml_text
 from hermes_rl_mcp.runs.backends import Ports
 from hermes_rl_mcp.runs.redact import redact_data
 
@@ -18,7 +18,7 @@ LOCAL_API_KEY = "local"
 
 def write_config(path: Path, config: dict[str, Any]) -> None:
     """Replace ``path`` in one rename, so a component never reads a half-written file."""
-    text = yaml.safe_dump(redact_data(config), sort_keys=False, default_flow_style=False)
+    text = yaml_text.dump(redact_data(config), sort_keys=False, default_flow_style=False)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(temporary, "w", encoding="utf-8") as handle:
         handle.write(text)
@@ -28,8 +28,15 @@ def write_config(path: Path, config: dict[str, Any]) -> None:
 
 
 def read_config(path: Path) -> dict[str, Any]:
+    """The parsed config; the parse is cached by the file's identity, as results read it on every call."""
+    stat = os.stat(path)
+    return copy.deepcopy(_parsed_config(str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_config(path: str, inode: int, size: int, mtime_ns: int) -> dict[str, Any]:
     with open(path, encoding="utf-8") as handle:
-        loaded = yaml.safe_load(handle)
+        loaded = yaml_text.load(handle)
     return loaded if isinstance(loaded, dict) else {}
 
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
+from hermes_rl_mcp import yaml_text
 from hermes_rl_mcp.sdk.base import APIServerConfig, BaseEnv, BaseEnvConfig
 
 DEFAULT_RUN_DIR = "hermes-rl-run"
@@ -58,8 +58,8 @@ def _coerce(model: type[BaseModel], name: str, raw: str) -> Any:
     if _accepts_str(annotation):
         return raw
     try:
-        return yaml.safe_load(raw)
-    except yaml.YAMLError:
+        return yaml_text.load(raw)
+    except yaml_text.YAMLError:
         return raw
 
 
@@ -116,10 +116,10 @@ def load_yaml(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
+        data = yaml_text.load(Path(path).read_text()) or {}
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
-    except yaml.YAMLError as exc:
+    except yaml_text.YAMLError as exc:
         raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path} must be a mapping with sections run, env, openai, trainer")

@@ -19,7 +19,7 @@ import anyio
 import httpx
 import numpy as np
 import uvicorn
-import yaml
+from hermes_rl_mcp import yaml_text
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hermes_rl_mcp.metrics_log import MetricsLog
@@ -78,10 +78,10 @@ class RunFile(BaseModel):
 def load_run_file(path: Path) -> RunFile:
     """The run YAML, validated; raises TrainerError saying what is wrong."""
     try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        raw = yaml_text.load(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TrainerError(f"config file {path} does not exist") from None
-    except yaml.YAMLError as exc:
+    except yaml_text.YAMLError as exc:
         raise TrainerError(f"config file {path} is not valid YAML: {exc}") from None
     if raw is None:
         raw = {}
