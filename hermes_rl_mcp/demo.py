@@ -52,10 +52,10 @@ async def session(environment: str, edits: list[tuple[str, str]]) -> None:
 
         config = await _call(client, "rl_get_current_config")
         interesting = ("env.group_size", "env.total_steps", "env.steps_per_eval", "trainer.learning_rate", "run.backend")
-        for field in config["editable"]:
-            if field["name"] in interesting or field["edited"]:
-                _say(f"  {field['name']:<28} = {json.dumps(field['value'])}")
-        _say(f"  locked: {', '.join(f['name'] for f in config['locked'])}")
+        for name, field in config["editable"].items():
+            if name in interesting or field.get("edited"):
+                _say(f"  {name:<28} = {json.dumps(field['value'])}")
+        _say(f"  locked: {', '.join(config['locked'])}")
 
         started = await _call(client, "rl_start_training")
         run_id = started["run_id"]
@@ -113,12 +113,12 @@ async def _follow(client: Client, run_id: str, poll_seconds: float = 2.0) -> dic
 def _show_results(results: dict[str, Any]) -> None:
     _say(f"  {results['status']} in {results['duration_seconds']:.0f} s, {results['step']} steps")
     for name in ("eval/percent_correct", "train/percent_correct"):
-        points = results["history"].get(name) or []
-        if not points:
+        series = results["history"].get(name)
+        if not series:
             continue
         _say(f"\n  {name} (learning curve)")
-        for point in points:
-            _say(f"  step {point['step']:>4} {point['value']:5.2f} |{_bar(point['value'], 40)}|")
+        for step, value in zip(series["steps"], series["values"]):
+            _say(f"  step {step:>4} {value:5.2f} |{_bar(value, 40)}|")
     best = results["best_metrics"].get("eval/percent_correct")
     if best:
         _say(f"\n  best eval/percent_correct {best['value']:.2f} at step {best['step']}")

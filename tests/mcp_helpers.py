@@ -44,6 +44,11 @@ def structured(result) -> dict:
     return result.structured_content
 
 
-def error_text(result) -> str:
-    assert result.is_error, "expected an error result"
-    return result.content[0].text
+def refusal_text(result) -> str:
+    """The reason of a refused call: a normal result (no isError), text first, then a typed Refusal."""
+    assert not result.is_error, f"a correctable mistake must not be an isError result: {result.content[0].text}"
+    text = result.content[0].text
+    assert text.startswith("Refused: "), text
+    assert result.structured_content["refused"] is True, result.structured_content
+    assert text == f"Refused: {result.structured_content['reason']}"
+    return text

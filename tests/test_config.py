@@ -55,7 +55,7 @@ def toy(write_env, prelude: str = "", init_body: str = "pass") -> ControlPlane:
 
 def values(control: ControlPlane) -> dict:
     current = control.current_config()
-    return {f.name: f.value for f in current.editable + current.locked}
+    return {**{name: f.value for name, f in current.editable.items()}, **current.locked}
 
 
 def test_select_reads_fields_defaults_and_config_init(write_env) -> None:
@@ -63,9 +63,9 @@ def test_select_reads_fields_defaults_and_config_init(write_env) -> None:
     result = control.select_environment("toy")
     assert result.environment.name == "toy" and result.backend == "local"
     assert result.wandb_name.startswith("toy-")
-    fields = {f.name: f for f in control.current_config().editable}
+    fields = control.current_config().editable
     difficulty = fields["env.difficulty"]
-    assert difficulty.class_default == 3 and difficulty.init_value == 5 and difficulty.value == 5
+    assert difficulty.class_default == 3 and difficulty.default == 5 and difficulty.value == 5
     assert difficulty.type == {"type": "integer", "minimum": 1, "maximum": 10}
     assert difficulty.description == "How hard."
     assert fields["env.group_size"].class_default == 4 and fields["env.group_size"].value == 6
@@ -78,7 +78,7 @@ def test_secrets_from_config_init_never_surface(write_env) -> None:
     control.select_environment("toy")
     dumped = control.current_config().model_dump_json() + json.dumps(control.run_document())
     assert "sk-live-secret-value" not in dumped and "hf-default-secret-token" not in dumped
-    assert {f.name: f.value for f in control.current_config().editable}["env.hub_token"] == "***redacted***"
+    assert control.current_config().editable["env.hub_token"].value == "***redacted***"
     assert "sk-live-secret-value" not in (Path(os.environ["HERMES_RL_HOME"]) / "selection.json").read_text()
 
 
@@ -211,7 +211,7 @@ def test_changed_source_is_reintrospected_and_invalid_edits_dropped(write_env) -
     path = write_env.root / "toy.py"
     path.write_text(path.read_text().replace("le=10", "le=8"))
     os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))
-    fields = {f.name: f for f in control.current_config().editable}
+    fields = control.current_config().editable
     assert fields["env.difficulty"].type["maximum"] == 8
     assert fields["env.difficulty"].value == 5  # the edit 9 no longer fits and was dropped
 
@@ -223,7 +223,7 @@ def test_backend_switch_brings_the_tinker_locks(write_env) -> None:
     result = control.edit_config("run.backend", "tinker")
     assert any("trainer.hidden_size" in note for note in result.notes)
     current = control.current_config()
-    locked = {f.name: f.value for f in current.locked}
+    locked = current.locked
     assert current.backend == "tinker"
     assert locked["env.tokenizer_name"] == "Qwen/Qwen3-8B" and locked["env.total_steps"] == 2500
     assert locked["trainer.lora_rank"] == 32 and locked["env.max_token_length"] == 8192
@@ -258,7 +258,7 @@ def test_bundled_environments_all_introspect() -> None:
     control = ControlPlane(env_dirs=[BUNDLED_ENV_DIR])
     for name in ("reverse_text", "arithmetic", "navigation"):
         control.select_environment(name)
-        current = {f.name: f.value for f in control.current_config().editable}
+        current = {name: f.value for name, f in control.current_config().editable.items()}
         assert current["env.exploration_rate"] is not None and not math.isnan(current["env.exploration_rate"])
     assert {"env.discount_factor"} <= set(current)
 
@@ -271,9 +271,9 @@ def test_environment_trainer_defaults_become_the_trainer_fields_init_values(writ
     write_env("toy.py", source)
     control = ControlPlane(env_dirs=[write_env.root])
     control.select_environment("toy")
-    fields = {f.name: f for f in control.current_config().editable}
+    fields = control.current_config().editable
     assert fields["trainer.learning_rate"].class_default == 0.003
-    assert fields["trainer.learning_rate"].init_value == fields["trainer.learning_rate"].value == 0.01
+    assert fields["trainer.learning_rate"].default == fields["trainer.learning_rate"].value == 0.01
     assert fields["trainer.batch_size"].value == 64  # an unusable suggestion is ignored
     assert control.run_document()["trainer"]["learning_rate"] == 0.01
     control.edit_config("learning_rate", 0.02)

@@ -14,7 +14,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mcp_helpers import ERA_VERSION, ERAS, error_text, in_memory, structured
+from mcp_helpers import ERA_VERSION, ERAS, refusal_text, in_memory, structured
 
 SHORT_RUN = {"env.total_steps": 12, "env.steps_per_eval": 6, "env.use_wandb": False}
 
@@ -83,7 +83,7 @@ def test_whole_workflow_over_stdio(era: str) -> None:
             results = structured(await client.call_tool("rl_get_results", {"run_id": run_id}))
             assert results["final_checkpoint"] and Path(results["final_checkpoint"]).exists()
             assert any(c["kind"] == "final" for c in results["checkpoints"])
-            assert "train/loss" in results["history"] and len(results["history"]["train/loss"]) <= 40
+            assert "train/loss" in results["history"] and len(results["history"]["train/loss"]["steps"]) <= 40
             assert "eval/percent_correct" in results["final_metrics"]
             assert results["config"]["env"]["total_steps"] == 12
 
@@ -178,15 +178,15 @@ def test_bad_run_ids_components_and_uris_are_clear_errors(era: str) -> None:
         async with in_memory(era) as client:
             unknown = "r-20260101-0000-abcdef"
             for tool in ("rl_check_status", "rl_stop_training", "rl_get_results"):
-                assert "no run with id" in error_text(await client.call_tool(tool, {"run_id": unknown}))
+                assert "no run with id" in refusal_text(await client.call_tool(tool, {"run_id": unknown}))
                 for bad in ("../../etc/passwd", "", "r-1; rm -rf /", "x" * 90):
-                    text = error_text(await client.call_tool(tool, {"run_id": bad}))
+                    text = refusal_text(await client.call_tool(tool, {"run_id": bad}))
                     assert "run id" in text.lower(), text
-            assert error_text(await client.call_tool("rl_get_logs", {"run_id": unknown, "component": "passwd"}))
-            assert error_text(await client.call_tool("rl_get_logs", {"run_id": unknown, "component": "env", "lines": 10**9}))
-            assert error_text(await client.call_tool("rl_list_runs", {"status": "exploded"}))
+            assert refusal_text(await client.call_tool("rl_get_logs", {"run_id": unknown, "component": "passwd"}))
+            assert refusal_text(await client.call_tool("rl_get_logs", {"run_id": unknown, "component": "env", "lines": 10**9}))
+            assert refusal_text(await client.call_tool("rl_list_runs", {"status": "exploded"}))
             assert structured(await client.call_tool("rl_list_runs", {}))["count"] == 0
-            assert "no environment is selected" in error_text(await client.call_tool("rl_start_training", {}))
+            assert "no environment is selected" in refusal_text(await client.call_tool("rl_start_training", {}))
             for uri in (
                 "rl://runs/../../etc/passwd/logs/api",
                 "rl://runs/%2e%2e%2f%2e%2e/logs/api",
@@ -198,5 +198,33 @@ def test_bad_run_ids_components_and_uris_are_clear_errors(era: str) -> None:
                 with pytest.raises(Exception) as caught:
                     await client.read_resource(uri)
                 assert "Unknown resource" in str(caught.value) or "no run with id" in str(caught.value)
+
+    anyio.run(scenario)
+
+
+def test_a_stopped_run_with_wandb_ends_its_logs_with_the_stop() -> None:
+    """Each component finishes its offline W&B run before its helper processes are ended."""
+
+    async def scenario() -> None:
+        async with in_memory("legacy") as client:
+            structured(await client.call_tool("rl_select_environment", {"name": "reverse_text"}))
+            structured(await client.call_tool("rl_edit_config", {"field": "env.use_wandb", "value": True}))
+            run_id = structured(await client.call_tool("rl_start_training", {}))["run_id"]
+            deadline = time.monotonic() + 60
+            while (status := structured(await client.call_tool("rl_check_status", {"run_id": run_id})))["step"] < 3:
+                assert status["status"] in ("starting", "running") and time.monotonic() < deadline, status
+                await anyio.sleep(0.2)
+            stopped = structured(await client.call_tool("rl_stop_training", {"run_id": run_id}))
+            assert stopped["status"] == "stopped" and stopped["leftover_pids"] == []
+            logs = {
+                component: structured(await client.call_tool(
+                    "rl_get_logs", {"run_id": run_id, "component": component, "lines": 400}
+                ))["text"]
+                for component in ("trainer", "env")
+            }
+            for component, text in logs.items():
+                assert "Traceback" not in text, f"{component}.log:\n{text[-2000:]}"
+            assert "stopped by signal at step" in logs["trainer"].splitlines()[-1], logs["trainer"][-500:]
+            assert "stopped by signal" in logs["env"].splitlines()[-1], logs["env"][-500:]
 
     anyio.run(scenario)

@@ -153,7 +153,7 @@ def test_run_starts_at_once_reaches_running_and_completes_with_results(state: Pa
     assert results.best_metrics["train/loss"].value == pytest.approx(1 / 20)
     assert results.best_metrics["train/loss"].goal == "min"
     assert results.best_metrics["train/percent_correct"].value == pytest.approx(1.0)
-    assert results.history["eval/percent_correct"][-1].step == 20
+    assert results.history["eval/percent_correct"].steps[-1] == 20
     assert [c.kind for c in results.checkpoints] == ["periodic"] * 4 + ["final"]
     assert results.final_checkpoint is not None and Path(results.final_checkpoint).is_file()
     assert results.config["run"]["id"] == started.run_id
@@ -268,7 +268,7 @@ def test_results_of_a_failed_run(state: Path) -> None:
     assert failed.log_tail is not None and "failing on purpose with code 3" in failed.log_tail
     results = get_results(started.run_id, state=state)
     assert results.status == "failed" and results.reason == "env exited with code 3"
-    assert results.history["train/loss"] and len(results.history["train/loss"]) <= 40
+    assert 0 < len(results.history["train/loss"].steps) == len(results.history["train/loss"].values) <= 40
     assert results.final_metrics["train/percent_correct"] > 0
     assert results.checkpoints == [] or all(c.kind == "periodic" for c in results.checkpoints)
     assert results.final_checkpoint is None

@@ -13,7 +13,7 @@ from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.server import build_server
 from mcp.client import Client
 
-from mcp_helpers import ERA_VERSION, ERAS, error_text, in_memory, structured
+from mcp_helpers import ERA_VERSION, ERAS, refusal_text, in_memory, structured
 
 TOOLS = {"rl_list_environments", "rl_select_environment", "rl_get_current_config", "rl_edit_config"}
 
@@ -40,14 +40,13 @@ def test_workflow_list_select_show_edit(era: str) -> None:
             assert selected["environment"]["name"] == "reverse_text"
 
             config = structured(await client.call_tool("rl_get_current_config", {}))
-            editable = {f["name"]: f for f in config["editable"]}
-            locked = {f["name"]: f for f in config["locked"]}
+            editable, locked = config["editable"], config["locked"]
             assert "env.group_size" in editable and "env.rollout_server_url" in locked
 
             edited = structured(await client.call_tool("rl_edit_config", {"field": "group_size", "value": 12}))
             assert edited == {"field": "env.group_size", "old_value": editable["env.group_size"]["value"], "new_value": 12, "notes": []}
             config = structured(await client.call_tool("rl_get_current_config", {}))
-            assert {f["name"]: f["value"] for f in config["editable"]}["env.group_size"] == 12
+            assert config["editable"]["env.group_size"]["value"] == 12
 
             listing = structured(await client.call_tool("rl_list_environments", {}))
             assert listing["selected"] == "reverse_text"
@@ -56,21 +55,21 @@ def test_workflow_list_select_show_edit(era: str) -> None:
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_errors_are_tool_errors_with_guidance(era: str) -> None:
+def test_mistakes_are_refusals_with_guidance(era: str) -> None:
     async def scenario() -> None:
         async with in_memory(era) as client:
-            assert "no environment is selected" in error_text(await client.call_tool("rl_get_current_config", {}))
-            assert "no environment is selected" in error_text(await client.call_tool("rl_edit_config", {"field": "x", "value": 1}))
-            text = error_text(await client.call_tool("rl_select_environment", {"name": "../../etc/passwd"}))
+            assert "no environment is selected" in refusal_text(await client.call_tool("rl_get_current_config", {}))
+            assert "no environment is selected" in refusal_text(await client.call_tool("rl_edit_config", {"field": "x", "value": 1}))
+            text = refusal_text(await client.call_tool("rl_select_environment", {"name": "../../etc/passwd"}))
             assert "Available: arithmetic, navigation, reverse_text" in text
             structured(await client.call_tool("rl_select_environment", {"name": "arithmetic"}))
-            text = error_text(await client.call_tool("rl_edit_config", {"field": "group_size", "value": "lots"}))
+            text = refusal_text(await client.call_tool("rl_edit_config", {"field": "group_size", "value": "lots"}))
             assert "It accepts an integer > 0" in text
-            text = error_text(await client.call_tool("rl_edit_config", {"field": "trainer.port", "value": 8000}))
+            text = refusal_text(await client.call_tool("rl_edit_config", {"field": "trainer.port", "value": 8000}))
             assert "locked" in text
             # wrong argument types and missing arguments are refused by the input schema
-            assert error_text(await client.call_tool("rl_select_environment", {"name": 42}))
-            assert error_text(await client.call_tool("rl_edit_config", {"value": 1}))
+            assert refusal_text(await client.call_tool("rl_select_environment", {"name": 42}))
+            assert refusal_text(await client.call_tool("rl_edit_config", {"value": 1}))
             # and the server still answers
             structured(await client.call_tool("rl_list_environments", {}))
 
@@ -112,3 +111,23 @@ def test_tool_schemas_match_the_snapshot() -> None:
     assert sorted(current) == sorted(expected), "the set of tools changed"
     for name in expected:
         assert current[name] == expected[name], f"the schema of {name} changed; if intended, run UPDATE_SNAPSHOTS=1 pytest"
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_prompts_walk_through_training_and_writing_an_environment(era: str) -> None:
+    async def scenario() -> None:
+        async with in_memory(era) as client:
+            prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+            assert set(prompts) == {"train_on_environment", "write_environment"}
+            assert [a.name for a in prompts["write_environment"].arguments if a.required] == ["task"]
+            train = await client.get_prompt("train_on_environment", {"environment": "arithmetic", "goal": "add numbers"})
+            text = train.messages[0].content.text
+            assert "'arithmetic'" in text and "add numbers" in text
+            for tool in ("rl_select_environment", "rl_edit_config", "rl_start_training", "rl_check_status",
+                         "rl_get_logs", "rl_get_results"):
+                assert tool in text
+            write = await client.get_prompt("write_environment", {"task": "count the vowels in a word"})
+            text = write.messages[0].content.text
+            assert "count the vowels in a word" in text and "BaseEnv" in text and "collect_trajectories" in text
+
+    anyio.run(scenario)

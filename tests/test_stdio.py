@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcp_helpers import ERA_VERSION, ERAS, error_text, over_stdio, structured
+from mcp_helpers import ERA_VERSION, ERAS, refusal_text, over_stdio, structured
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -18,12 +18,12 @@ def test_console_script_serves_the_workflow_and_state_survives_a_restart(era: st
             structured(await client.call_tool("rl_select_environment", {"name": "navigation"}))
             edited = structured(await client.call_tool("rl_edit_config", {"field": "discount_factor", "value": "0.8"}))
             assert edited["new_value"] == 0.8
-            assert "locked" in error_text(await client.call_tool("rl_edit_config", {"field": "tokenizer_name", "value": "gpt2"}))
+            assert "locked" in refusal_text(await client.call_tool("rl_edit_config", {"field": "tokenizer_name", "value": "gpt2"}))
 
         # A new server process (clients restart stdio servers every session) sees the same state.
         async with over_stdio(era) as client:
             config = structured(await client.call_tool("rl_get_current_config", {}))
             assert config["environment"] == "navigation"
-            assert {f["name"]: f["value"] for f in config["editable"]}["env.discount_factor"] == 0.8
+            assert config["editable"]["env.discount_factor"]["value"] == 0.8
 
     anyio.run(scenario)

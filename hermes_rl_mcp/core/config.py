@@ -9,6 +9,7 @@ is applied last and can never be edited. Fields are namespaced ``env.*``, ``trai
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import signal
@@ -20,10 +21,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError
 
-from hermes_rl_mcp import settings
+from hermes_rl_mcp import settings, yaml_text
 from hermes_rl_mcp.core.errors import (
     IntrospectionFailed,
     InvalidValue,
@@ -50,7 +50,11 @@ class Profile(BaseModel):
 
 
 def load_profile(backend: str) -> Profile:
-    """The locked profile of ``backend``: the operator's file if one is named, else the bundled one."""
+    """The locked profile of ``backend``: the operator's file if one is named, else the bundled one.
+
+    The file is read on every call, so an operator's change takes effect at once; parsing it is
+    cached by its text, since YAML parsing costs milliseconds on every tool call otherwise.
+    """
     override = settings.profile_override(backend)
     try:
         if override is not None:
@@ -58,14 +62,18 @@ def load_profile(backend: str) -> Profile:
         else:
             text = resources.files("hermes_rl_mcp").joinpath("profiles", f"{backend}.yaml").read_text()
             source = f"bundled {backend} profile"
-        data = yaml.safe_load(text) or {}
-        profile = Profile.model_validate({**data, "source": source})
-    except (OSError, yaml.YAMLError, ValidationError) as exc:
+        profile = _parse_profile(text, source).model_copy(deep=True)
+    except (OSError, yaml_text.YAMLError, ValidationError) as exc:
         raise ProfileError(f"the {backend} profile could not be loaded ({exc}); fix or remove the operator's profile file") from exc
     unknown = [k for k in profile.locked if k.split(".", 1)[0] not in ("env", "trainer", "openai", "run") or "." not in k]
     if unknown:
         raise ProfileError(f"the {backend} profile ({source}) locks fields outside env./trainer./openai./run.: {unknown}")
     return profile
+
+
+@functools.lru_cache(maxsize=16)
+def _parse_profile(text: str, source: str) -> Profile:
+    return Profile.model_validate({**(yaml_text.load(text) or {}), "source": source})
 
 
 class Selection(BaseModel):
@@ -192,17 +200,26 @@ class SelectionStore:
 
 # --- the field table -------------------------------------------------------------------------
 
-def _model_specs(prefix: str, model: type[BaseModel], init_values: dict[str, Any] | None = None) -> dict[str, FieldSpec]:
+@functools.lru_cache(maxsize=32)
+def _model_fields(model: type[BaseModel]) -> tuple[tuple[str, dict[str, Any], Any, str], ...]:
+    """(name, JSON Schema, default, description) per field of a config class; read-only, shared."""
     schema = model.model_json_schema(mode="validation")
     defs = schema.get("$defs", {})
-    specs = {}
+    fields = []
     for name, info in model.model_fields.items():
         field_schema = inline_refs(dict(schema["properties"].get(name, {})), defs)
         for noise in ("title", "default", "description"):
             field_schema.pop(noise, None)
         default = None if info.is_required() else info.get_default(call_default_factory=True)
+        fields.append((name, field_schema, default, info.description or ""))
+    return tuple(fields)
+
+
+def _model_specs(prefix: str, model: type[BaseModel], init_values: dict[str, Any] | None = None) -> dict[str, FieldSpec]:
+    specs = {}
+    for name, field_schema, default, description in _model_fields(model):
         init = (init_values or {}).get(name, default)
-        specs[f"{prefix}.{name}"] = FieldSpec(f"{prefix}.{name}", field_schema, default, init, info.description or "")
+        specs[f"{prefix}.{name}"] = FieldSpec(f"{prefix}.{name}", field_schema, default, init, description)
     return specs
 
 
@@ -229,35 +246,47 @@ def field_specs(selection: Selection) -> dict[str, FieldSpec]:
     specs.update(_model_specs("openai", APIServerConfig, first_server))
     specs["run.backend"] = FieldSpec(
         "run.backend", {"type": "string", "enum": list(BACKENDS)}, "local", "local",
-        "Where the run executes: local (this machine's CPU) or tinker (remote trainer, needs TINKER_API_KEY).",
+        "local: this machine's CPU, a small policy; tinker: LoRA training of an LLM via the Tinker API.",
     )
     return specs
 
 
-def build_fields(selection: Selection, profile: Profile) -> list[ConfigField]:
-    fields = []
+def build_fields(selection: Selection, profile: Profile) -> tuple[dict[str, ConfigField], dict[str, Any]]:
+    """The editable fields by name with their current values, and the locked ones with the profile's values."""
+    editable: dict[str, ConfigField] = {}
+    locked: dict[str, Any] = {}
     for name, spec in field_specs(selection).items():
-        locked = name in profile.locked
-        edited = not locked and name in selection.edits
-        if locked:
-            value = profile.locked[name]
-        elif edited:
-            value = selection.edits[name]
-        else:
-            value = spec.init_value
-        fields.append(
-            ConfigField(
-                name=name,
-                type=spec.schema,
-                class_default=spec.class_default,
-                init_value=spec.init_value,
-                value=value,
-                description=spec.description,
-                locked=locked,
-                edited=edited,
-            )
+        if name in profile.locked:
+            locked[name] = profile.locked[name]
+            continue
+        edited = name in selection.edits
+        editable[name] = ConfigField(
+            type=compact_schema(spec.schema),
+            value=selection.edits[name] if edited else spec.init_value,
+            default=spec.init_value,
+            class_default=spec.class_default,
+            description=spec.description,
+            edited=edited,
         )
-    return fields
+    return editable, locked
+
+
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The same constraints in fewer keys: nullable types as a type list, integer bounds inclusive."""
+    options = schema.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        other = next(option for option in options if option != {"type": "null"})
+        if isinstance(other.get("type"), str):
+            rest = {k: v for k, v in schema.items() if k != "anyOf"}
+            return {**compact_schema(other), **rest, "type": [other["type"], "null"]}
+    if schema.get("type") != "integer":
+        return schema
+    compact = {"type": "integer", **schema}
+    if isinstance(compact.get("exclusiveMinimum"), int):
+        compact["minimum"] = compact.pop("exclusiveMinimum") + 1
+    if isinstance(compact.get("exclusiveMaximum"), int):
+        compact["maximum"] = compact.pop("exclusiveMaximum") - 1
+    return compact
 
 
 def resolve_field_name(name: str, specs: dict[str, FieldSpec]) -> str:
@@ -325,10 +354,12 @@ def prune_edits(selection: Selection, profile: Profile) -> list[str]:
 def run_document(selection: Selection, profile: Profile) -> dict[str, Any]:
     """The run config a supervisor starts from; per-run values (ports, URLs) are filled later."""
     sections: dict[str, dict[str, Any]] = {"env": {}, "trainer": {}, "openai": {}}
-    for field in build_fields(selection, profile):
-        namespace, _, key = field.name.partition(".")
-        if namespace in sections and field.value != ASSIGNED:
-            sections[namespace][key] = field.value
+    editable, locked = build_fields(selection, profile)
+    values = {**{name: field.value for name, field in editable.items()}, **locked}
+    for name, value in values.items():
+        namespace, _, key = name.partition(".")
+        if namespace in sections and value != ASSIGNED:
+            sections[namespace][key] = value
     return {
         "run": {
             "backend": profile.backend,

@@ -76,13 +76,12 @@ class ControlPlane:
         if kept:
             notes.append(f"kept {len(kept)} edit(s) from the previous selection of {env.name!r}")
         self._store().save(selection)
-        fields = config.build_fields(selection, profile)
-        locked = sum(f.locked for f in fields)
+        editable, locked = config.build_fields(selection, profile)
         return SelectResult(
             environment=env,
             backend=profile.backend,
-            editable_fields=len(fields) - locked,
-            locked_fields=locked,
+            editable_fields=len(editable),
+            locked_fields=len(locked),
             wandb_name=str(selection.edits.get("env.wandb_name", wandb_name)),
             notes=notes,
         )
@@ -102,21 +101,21 @@ class ControlPlane:
     def current_config(self) -> CurrentConfig:
         selection = self._selection()
         profile = config.load_profile(selection.backend)
-        fields = config.build_fields(selection, profile)
+        editable, locked = config.build_fields(selection, profile)
         return CurrentConfig(
             environment=selection.environment.name,
             environment_file=selection.environment.file,
             backend=profile.backend,
             profile=profile.source,
-            editable=[f for f in fields if not f.locked],
-            locked=[f for f in fields if f.locked],
+            editable=editable,
+            locked=locked,
         )
 
     def edit_config(self, field: str, value: Any) -> EditResult:
         selection = self._selection()
         profile = config.load_profile(selection.backend)
         name, coerced = config.validate_edit(selection, profile, field, value)
-        old = {f.name: f.value for f in config.build_fields(selection, profile)}[name]
+        old = config.build_fields(selection, profile)[0][name].value
         notes: list[str] = []
         selection.edits[name] = coerced
         if name == "run.backend" and coerced != profile.backend:

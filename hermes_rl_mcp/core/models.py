@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+
+from pydantic import BaseModel, Field, WithJsonSchema, model_serializer
+
+# A config value: any JSON value, declared with the JSON types it may take, so that clients (and
+# model providers that turn an untyped parameter into a string) see what a value may be. One
+# branch per type, for dialects that allow a single `type` only, and no recursion into lists
+# and objects: clients validate every result against its schema, and a recursive union costs
+# them milliseconds per field.
+JSON_TYPES = ("number", "integer", "string", "boolean", "null", "array", "object")
+ConfigValue = Annotated[Any, WithJsonSchema({"anyOf": [{"type": kind} for kind in JSON_TYPES]})]
 
 
 class EnvironmentInfo(BaseModel):
@@ -34,14 +43,31 @@ class EnvironmentList(BaseModel):
 
 
 class ConfigField(BaseModel):
-    name: str = Field(description="Namespaced name: env.X, trainer.X, run.X or openai.X.")
+    """One editable field. Keys that would only repeat another key are left out of answers, to keep them lean."""
+
     type: dict[str, Any] = Field(description="JSON Schema of the field's type and constraints.")
-    class_default: Any = Field(None, description="Default of the config class.")
-    init_value: Any = Field(None, description="Value set by the environment's config_init(), which overrides the class default.")
-    value: Any = Field(None, description="Current value: the one a run started now would use.")
+    value: ConfigValue = Field(description="Current value: the one a run started now would use.")
+    default: ConfigValue = Field(
+        None, description="The environment's default (its config_init() value); shown only when the value differs."
+    )
+    class_default: ConfigValue = Field(
+        None, description="The config class's default; shown only when config_init() changes it."
+    )
     description: str = ""
-    locked: bool = Field(description="Locked fields are set by the backend profile and cannot be edited.")
-    edited: bool = Field(False, description="True when the value comes from an rl_edit_config edit.")
+    edited: bool = Field(False, description="Shown, as true, when the value comes from an rl_edit_config edit.")
+
+    @model_serializer(mode="wrap")
+    def _lean(self, serialize: Any) -> dict[str, Any]:
+        data = serialize(self)
+        if self.value == self.default:
+            data.pop("default")
+        if self.class_default == self.default:
+            data.pop("class_default")
+        if not self.description:
+            data.pop("description")
+        if not self.edited:
+            data.pop("edited")
+        return data
 
 
 class CurrentConfig(BaseModel):
@@ -49,8 +75,12 @@ class CurrentConfig(BaseModel):
     environment_file: str
     backend: str
     profile: str = Field(description="Where the locked infrastructure values come from.")
-    editable: list[ConfigField]
-    locked: list[ConfigField]
+    editable: dict[str, ConfigField] = Field(
+        description="Editable fields by namespaced name (env.X, trainer.X, openai.X, run.X)."
+    )
+    locked: dict[str, ConfigValue] = Field(
+        description="Locked fields and their values, set by the backend profile or assigned per run."
+    )
 
 
 class SelectResult(BaseModel):
@@ -64,6 +94,6 @@ class SelectResult(BaseModel):
 
 class EditResult(BaseModel):
     field: str
-    old_value: Any
-    new_value: Any
+    old_value: ConfigValue
+    new_value: ConfigValue
     notes: list[str] = Field(default_factory=list)

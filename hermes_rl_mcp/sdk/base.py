@@ -29,7 +29,7 @@ class BaseEnvConfig(BaseModel):
     max_num_workers_per_node: int = Field(8, gt=0, le=4096, description="Worker cap per node.")
     steps_per_eval: int = Field(100, gt=0, le=1_000_000, description="Trainer steps between evaluations.")
     max_token_length: int = Field(2048, gt=0, le=1_048_576, description="Longest sequence (prompt + completion) in tokens.")
-    eval_handling: Literal["STOP_TRAIN", "LIMIT_TRAIN", "NONE"] = Field("STOP_TRAIN", description="STOP_TRAIN, LIMIT_TRAIN or NONE: what training does during eval.")
+    eval_handling: Literal["STOP_TRAIN", "LIMIT_TRAIN", "NONE"] = Field("STOP_TRAIN", description="What training does while an evaluation runs.")
     eval_limit_ratio: float = Field(0.5, ge=0, le=1, description="Share of workers kept for training during eval.")
     inference_weight: float = Field(1.0, ge=0, le=1000, description="Weight of this environment in batch allocation.")
     batch_size: int = Field(-1, ge=-1, le=1_000_000, description="Sequences per trainer batch; -1 takes the trainer's value.")

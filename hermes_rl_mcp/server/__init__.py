@@ -14,14 +14,27 @@ from contextlib import asynccontextmanager
 
 import anyio
 import mcp_types as types
+import pydantic_core
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from hermes_rl_mcp import __version__, runs
 from hermes_rl_mcp.core.control import ControlPlane
+from hermes_rl_mcp.server.calls import (
+    Refusal,
+    argument_refusal,
+    echo,
+    refusal_of,
+    refusal_result,
+    unknown_arguments_refusal,
+    with_refusal,
+)
 from hermes_rl_mcp.server.control_tools import register_control_tools
 from hermes_rl_mcp.server.log_watch import LogWatcher, run_resource_uris
+from hermes_rl_mcp.server.prompts import register_prompts
 from hermes_rl_mcp.server.resources import MAX_LISTED_RUNS, register_run_resources
 from hermes_rl_mcp.server.run_tools import register_run_tools
 
@@ -46,11 +59,41 @@ when unambiguous.
 
 
 class HermesRLServer(MCPServer):
-    """MCPServer whose resources/list also names the resources of existing runs."""
+    """MCPServer whose tools answer correctable mistakes with refusals and text as compact JSON,
+    and whose resources/list also names the resources of existing runs."""
 
     def __init__(self, control: ControlPlane, **kwargs) -> None:
         super().__init__(**kwargs)
         self.control = control
+
+    def admit_refusals(self) -> None:
+        """Let every registered tool's output schema admit a ``Refusal`` besides its own result."""
+        for tool in self._tool_manager.list_tools():
+            if tool.fn_metadata.output_schema is not None:
+                tool.fn_metadata.output_schema = with_refusal(tool.fn_metadata.output_schema)
+
+    async def call_tool(self, name: str, arguments: dict, context=None) -> types.CallToolResult:
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            names = ", ".join(t.name for t in self._tool_manager.list_tools())
+            return refusal_result(Refusal(kind="unknown_tool", reason=f"there is no tool {echo(name)}. Tools: {names}."))
+        unknown = sorted(set(arguments) - set(tool.parameters.get("properties", {})))
+        if unknown:
+            return refusal_result(unknown_arguments_refusal(name, unknown, tool.parameters))
+        try:
+            result = await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            refusal = refusal_of(exc)
+            if refusal is None and isinstance(exc.__cause__, ValidationError):
+                refusal = argument_refusal(name, exc.__cause__, tool.parameters)
+            if refusal is None:
+                raise
+            return refusal_result(refusal)
+        if isinstance(result, types.CallToolResult) and result.structured_content is not None:
+            # The SDK writes the text indented; the same JSON compact costs a client's model less.
+            compact = pydantic_core.to_json(result.structured_content).decode()
+            result.content = [types.TextContent(type="text", text=compact)]
+        return result
 
     async def list_resources(self) -> list[types.Resource]:
         listed = await super().list_resources()
@@ -93,6 +136,8 @@ def build_server(control: ControlPlane | None = None) -> HermesRLServer:
     register_control_tools(server, control)
     register_run_tools(server, control)
     register_run_resources(server, control)
+    register_prompts(server)
+    server.admit_refusals()
     _serve_legacy_subscriptions(server, watcher)
     watcher.wrap_listen(server._lowlevel_server)  # noqa: SLF001 - wraps the SDK's listen handler
     return server

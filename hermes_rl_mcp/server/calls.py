@@ -1,20 +1,32 @@
-"""How tools call the core: off the event loop when slow, with expected failures as tool errors."""
+"""How tools call the core, and how their answers look on the wire.
+
+An agent's correctable mistake (a bad value, an unknown name, a missing selection, a backend
+that cannot start here) is a *refusal*: a normal tool result whose text starts with
+"Refused:" and whose structured result is a ``Refusal``. It is not an ``isError`` result,
+because clients such as Hermes Agent count every ``isError`` as a server failure and lock a
+server out after three in a row. Genuine faults of the server stay ``isError``. Every tool's
+output schema admits its own result or a ``Refusal``, so clients that validate
+``structuredContent`` accept both.
+"""
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
 
 from hermes_rl_mcp.core.errors import ControlError
 from hermes_rl_mcp.runs.errors import RunError
 
 T = TypeVar("T")
 EXPECTED = (ControlError, RunError)
+ECHO_CHARS = 60  # how much of a rejected value a refusal repeats
 
 # Tool annotations shared by the tool modules. None of the tools reaches outside this machine.
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -23,8 +35,28 @@ STARTS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempoten
 STOPS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
+class Refusal(BaseModel):
+    """A call refused for a reason the caller can correct; nothing was changed."""
+
+    refused: Literal[True] = Field(True, description="Always true: the call was refused and changed nothing.")
+    kind: str = Field(description="What was wrong, as a snake_case name (invalid_value, unknown_run, ...).")
+    reason: str = Field(description="What was wrong and what is valid.")
+
+
+class Refused(ToolError):
+    """Raised inside a tool for a correctable mistake; the server answers with a ``Refusal``."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(reason)
+        self.refusal = Refusal(kind=kind, reason=reason)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
 async def core_call(fn: Callable[..., T], *args: Any, offload: bool = True, **kwargs: Any) -> T:
-    """Run a core call and turn its expected failures into tool errors carrying its message.
+    """Run a core call; its expected failures become refusals carrying the core's message.
 
     ``offload=False`` runs it on the event loop: for calls known to take well under a
     millisecond, the hop to a worker thread costs more than the call.
@@ -34,4 +66,78 @@ async def core_call(fn: Callable[..., T], *args: Any, offload: bool = True, **kw
             return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
         return fn(*args, **kwargs)
     except EXPECTED as exc:
-        raise ToolError(str(exc)) from None
+        raise Refused(_snake(type(exc).__name__), str(exc)) from None
+
+
+def refusal_result(refusal: Refusal) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"Refused: {refusal.reason}")],
+        structured_content=refusal.model_dump(mode="json"),
+    )
+
+
+def refusal_of(error: ToolError) -> Refusal | None:
+    """The refusal behind a tool error, or None when the error is a fault of the server."""
+    cause = error.__cause__  # the SDK wraps what a tool raised in a ToolError of its own
+    return cause.refusal if isinstance(cause, Refused) else None
+
+
+def echo(value: Any) -> str:
+    """A rejected value as a refusal repeats it: a short prefix, never the whole input."""
+    text = repr(value)
+    return text if len(text) <= ECHO_CHARS else f"{text[:ECHO_CHARS]}... ({len(text)} characters)"
+
+
+def argument_refusal(tool: str, error: ValidationError, parameters: dict[str, Any]) -> Refusal:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        got = f" (got {echo(item['input'])})" if "input" in item and item["type"] != "missing" else ""
+        problems.append(f"{where}: {item['msg']}{got}")
+    return Refusal(
+        kind="invalid_arguments",
+        reason=f"invalid arguments to {tool}: {'; '.join(problems)}. Valid arguments: {describe_parameters(parameters)}.",
+    )
+
+
+def unknown_arguments_refusal(tool: str, unknown: list[str], parameters: dict[str, Any]) -> Refusal:
+    names = ", ".join(echo(name) for name in unknown)
+    return Refusal(
+        kind="unknown_arguments",
+        reason=f"{tool} takes no argument {names}. Valid arguments: {describe_parameters(parameters)}.",
+    )
+
+
+def describe_parameters(parameters: dict[str, Any]) -> str:
+    """``run_id (string, required), lines (integer 1..5000)`` from a tool's input schema."""
+    properties: dict[str, Any] = parameters.get("properties", {})
+    if not properties:
+        return "none"
+    required = set(parameters.get("required", ()))
+    parts = []
+    for name, schema in properties.items():
+        options = [option for option in schema.get("anyOf", [schema]) if option.get("type") != "null"]
+        kinds = []
+        for option in options:
+            if "enum" in option:
+                kinds.append("one of " + "|".join(map(str, option["enum"])))
+            elif "minimum" in option or "maximum" in option:
+                kinds.append(f"{option.get('type', 'number')} {option.get('minimum', '')}..{option.get('maximum', '')}")
+            else:
+                kinds.append(str(option.get("type", "any JSON value")))
+        kind = " or ".join(kinds) or "any JSON value"
+        parts.append(f"{name} ({kind}{', required' if name in required else ''})")
+    return ", ".join(parts)
+
+
+def with_refusal(schema: dict[str, Any]) -> dict[str, Any]:
+    """An output schema that admits the tool's own result or a ``Refusal``."""
+    own = dict(schema)
+    definitions = own.pop("$defs", None)
+    combined: dict[str, Any] = {"type": "object", "anyOf": [own, REFUSAL_SCHEMA]}
+    if definitions:
+        combined["$defs"] = definitions  # $refs inside the tool's own schema resolve at the root
+    return combined
+
+
+REFUSAL_SCHEMA = Refusal.model_json_schema()

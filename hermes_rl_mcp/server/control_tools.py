@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from hermes_rl_mcp.core.control import ControlPlane
-from hermes_rl_mcp.core.models import CurrentConfig, EditResult, EnvironmentList, SelectResult
+from hermes_rl_mcp.core.models import ConfigValue, CurrentConfig, EditResult, EnvironmentList, SelectResult
 from hermes_rl_mcp.server.calls import LOCAL_WRITE, READ_ONLY, core_call
 
 
@@ -17,10 +17,11 @@ def register_control_tools(server: MCPServer, control: ControlPlane) -> None:
         title="List RL environments",
         annotations=READ_ONLY,
         description=(
-            "List the RL environments found in the environment directories (the bundled ones and "
-            "HERMES_RL_ENV_DIRS). Each entry gives the name to pass to rl_select_environment, a "
-            "description and the source file (read it to see the task and its scoring). Files that "
-            "could not be parsed and duplicate names are reported under `problems`."
+            "Step 1 of training an LLM with reinforcement learning: list the RL environments (tasks "
+            "that generate prompts and score completions) found in the environment directories. Each "
+            "entry gives the name to pass to rl_select_environment, a description and its source file "
+            "(read it to see the task and its scoring). Unparsable files and duplicate names are listed "
+            "under `problems`. Next: rl_select_environment(name)."
         ),
     )
     async def rl_list_environments() -> EnvironmentList:
@@ -30,10 +31,10 @@ def register_control_tools(server: MCPServer, control: ControlPlane) -> None:
         title="Select an RL environment",
         annotations=LOCAL_WRITE,
         description=(
-            "Make an environment current and load its config fields (read from its config class in "
-            "a sandboxed child process). Selecting another environment clears the previous edits; "
-            "re-selecting the same one keeps them. Next: rl_get_current_config, rl_edit_config, "
-            "then rl_start_training."
+            "Step 2: make an RL environment current (a name from rl_list_environments) and load its "
+            "config fields. Selecting another environment clears the previous edits; re-selecting the "
+            "same one keeps them. Next: rl_get_current_config to see the fields, rl_edit_config to "
+            "change them, rl_start_training to train. An unknown name is refused with the valid names."
         ),
     )
     async def rl_select_environment(
@@ -45,9 +46,11 @@ def register_control_tools(server: MCPServer, control: ControlPlane) -> None:
         title="Show the current config",
         annotations=READ_ONLY,
         description=(
-            "Show the selected environment's config: editable fields (name, JSON Schema type, class "
-            "default, config_init() value, current value, description) and locked infrastructure "
-            "fields set by the backend profile. Change editable fields with rl_edit_config."
+            "Step 3: show the selected environment's training config. `editable` maps each field name "
+            "(env.*, trainer.*, openai.*, run.backend) to its JSON Schema type, current value, "
+            "description, and its default when the value differs; `locked` lists the infrastructure "
+            "values the backend sets, which cannot be edited. Next: rl_edit_config(field, value), then "
+            "rl_start_training."
         ),
     )
     async def rl_get_current_config() -> CurrentConfig:
@@ -57,15 +60,16 @@ def register_control_tools(server: MCPServer, control: ControlPlane) -> None:
         title="Edit one config field",
         annotations=LOCAL_WRITE,
         description=(
-            "Set one editable field of the current config, validated against its type and bounds. "
-            "Use the namespaced name (env.group_size, trainer.learning_rate, run.backend) or a bare "
-            "name when unambiguous. Locked fields cannot be changed. Invalid values change nothing "
-            "and the error says what is valid."
+            "Step 4 (optional): set one editable field of the selected environment's training config, "
+            "validated against its type and bounds. Use the namespaced name (env.group_size, "
+            "trainer.learning_rate, run.backend) or a bare name when unambiguous. An invalid value, an "
+            "unknown or locked field is refused with what is valid, and nothing changes. Next: more "
+            "edits, or rl_start_training."
         ),
     )
     async def rl_edit_config(
         field: Annotated[str, Field(description="Field name, e.g. env.group_size or learning_rate.", max_length=200)],
-        value: Annotated[Any, Field(description="New value (JSON: number, string, boolean, null, list).")],
+        value: Annotated[ConfigValue, Field(description="New value as JSON: number, string, boolean, null, list or object.")],
     ) -> EditResult:
         return await core_call(control.edit_config, field, value)
 

@@ -22,10 +22,12 @@ def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
         title="Start a training run",
         annotations=STARTS,
         description=(
-            "Start a training run of the selected environment with the current config. Returns at once "
-            "with a run_id (status 'starting'): the run trains in the background in its own processes "
-            "and survives this server's restarts. Follow it with rl_check_status(run_id); read its logs "
-            "with rl_get_logs or the rl://runs/{run_id}/logs/{component} resources."
+            "Step 5: start a reinforcement-learning training run of the selected environment with the "
+            "current config. Returns at once with a run_id (status 'starting'); the run trains in the "
+            "background in its own processes and survives this server's restarts. Next: poll "
+            "rl_check_status(run_id) every 10-30 s; rl_get_logs(run_id, component) shows its logs, "
+            "rl_stop_training(run_id) ends it, rl_get_results(run_id) gives metrics and checkpoints. "
+            "Refused, with the reason, when no environment is selected or the backend cannot start here."
         ),
     )
     async def rl_start_training(ctx: Context) -> RunStarted:
@@ -40,10 +42,12 @@ def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
         title="Check a run's status",
         annotations=READ_ONLY,
         description=(
-            "Status of a run: starting, running, stopping, completed, failed or stopped; each component "
-            "(api, trainer, env) running or exited with its code; step of total_steps; the latest "
-            "train/percent_correct, eval/percent_correct, reward/mean and train/loss; running time; and "
-            "for a failed run the reason with the end of the failing component's log. Cheap: poll it."
+            "Status of a training run (run_id from rl_start_training or rl_list_runs): starting, running, "
+            "stopping, completed, failed or stopped; each component (api, trainer, env) running or exited "
+            "with its code; step of total_steps; the latest train/percent_correct, eval/percent_correct, "
+            "reward/mean and train/loss; running time; for a failed run the reason and the end of the "
+            "failing component's log. Cheap: poll it. Next: rl_get_results(run_id) when it has finished; "
+            "rl_get_logs(run_id, component) for a component's full log."
         ),
     )
     async def rl_check_status(run_id: RunId) -> RunStatus:
@@ -53,9 +57,10 @@ def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
         title="Stop a training run",
         annotations=STOPS,
         description=(
-            "Stop a run: every process of every component is ended (terminate, then kill after a grace "
-            "period) within a few seconds. Stopping a finished run changes nothing and reports its final "
-            "status. Checkpoints and metrics written so far stay; read them with rl_get_results."
+            "Stop a training run (run_id from rl_start_training or rl_list_runs): every process of it "
+            "ends within a few seconds. Stopping a finished run changes nothing and reports its final "
+            "status. Checkpoints and metrics written so far stay. Next: rl_get_results(run_id); "
+            "rl_get_logs(run_id, component) for its logs."
         ),
     )
     async def rl_stop_training(run_id: RunId) -> StopResult:
@@ -65,9 +70,10 @@ def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
         title="Get a run's results",
         annotations=READ_ONLY,
         description=(
-            "Results of a run, finished or not: final and best value of every metric, a history of each "
-            "(at most 40 evenly spread points), checkpoints with paths, the config used, duration, the "
-            "event log, and the W&B run (online URL, or the offline directory and its `wandb sync` command)."
+            "Results of a training run (run_id from rl_start_training or rl_list_runs), finished or not: "
+            "final and best value of every metric, a history of each (at most 40 evenly spread points), "
+            "checkpoints with paths, the config used, duration, the event log, and the W&B run (online URL, "
+            "or the offline directory and its `wandb sync` command). Logs: rl_get_logs(run_id, component)."
         ),
     )
     async def rl_get_results(run_id: RunId) -> RunResults:
@@ -76,7 +82,12 @@ def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
     @server.tool(
         title="List training runs",
         annotations=READ_ONLY,
-        description="Every run, newest first, with environment, status, start time and progress; optionally only one status.",
+        description=(
+            "Every training run this state directory holds, newest first, with its run_id, environment, "
+            "status, start time and progress; optionally only runs in one status. Runs outlive the "
+            "server, so this finds runs started in earlier sessions. Next: rl_check_status(run_id), "
+            "rl_get_results(run_id) or rl_get_logs(run_id, component)."
+        ),
     )
     async def rl_list_runs(
         status: Annotated[StatusFilter | None, Field(description="Only runs in this status.")] = None,
@@ -87,9 +98,10 @@ def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
         title="Read a run's log",
         annotations=READ_ONLY,
         description=(
-            "The last lines of one component's log (secrets redacted): api (trajectory API), trainer, "
-            "env (environment process) or supervisor. The same text as the resource "
-            "rl://runs/{run_id}/logs/{component}, for clients that do not read resources."
+            "The last lines of one component's log of a training run (secrets redacted): api (the "
+            "trajectory API), trainer (learner and policy server), env (the environment process) or "
+            "supervisor (start-up, state changes, stop). Read it when a run failed or looks stuck. The "
+            "same text as the resource rl://runs/{run_id}/logs/{component}."
         ),
     )
     async def rl_get_logs(

@@ -27,6 +27,5 @@ class TrainerConfig(BaseModel):
         60.0,
         ge=0,
         le=3600,
-        description="Seconds the policy server keeps answering after the final checkpoint (for the "
-        "environment's final evaluation); it stops sooner once idle for 5 s.",
+        description="Seconds the policy keeps serving after the final checkpoint, for the final evaluation.",
     )
