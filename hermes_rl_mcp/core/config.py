@@ -33,7 +33,7 @@ from hermes_rl_mcp.core.errors import (
 )
 from hermes_rl_mcp.core.models import ConfigField, EnvironmentInfo
 from hermes_rl_mcp.core.schema_check import SchemaMismatch, coerce, describe, inline_refs
-from hermes_rl_mcp.core.trainer_fields import TRAINER_SETTINGS
+from hermes_rl_mcp.trainer.settings import TRAINER_SETTINGS
 from hermes_rl_mcp.sdk.base import APIServerConfig
 
 ASSIGNED = "<assigned per run>"

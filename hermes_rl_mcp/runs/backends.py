@@ -1,7 +1,7 @@
 """Backends decide which three processes a run spawns and how each is known to be ready.
 
 ``local`` runs the trajectory API, the NumPy trainer and the environment on this machine.
-``tinker`` is reserved for the Tinker service and refuses to start until it is built.
+``tinker`` trains an LLM through the Tinker API (``tinker_backend``).
 An operator may add backends without touching this package: ``HERMES_RL_BACKENDS`` holds
 ``name=module:attribute`` entries (separated by commas) naming objects with the same shape as
 ``LocalBackend``; only the operator's environment can set it, never a run's config.
@@ -10,7 +10,6 @@ An operator may add backends without touching this package: ``HERMES_RL_BACKENDS
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 import sys
 from collections.abc import Callable
@@ -49,10 +48,12 @@ class ComponentSpec:
     ready_timeout: float = 120.0
     extra_env_keys: tuple[str, ...] = ()
     ready_probe: Callable[[], bool] | None = None
+    stop_grace: float = 2.0  # seconds from SIGTERM to SIGKILL when the run ends
 
 
 class Backend(Protocol):
     name: str
+    stop_grace: float  # the longest a component may take to end well after SIGTERM
 
     def check(self, config: dict[str, Any], environ: dict[str, str] | os._Environ[str]) -> None:
         """Raise ``BackendUnavailable`` when the run cannot start on this machine."""
@@ -66,6 +67,7 @@ class Backend(Protocol):
 
 class LocalBackend:
     name = "local"
+    stop_grace = 2.0  # seconds from SIGTERM to SIGKILL for its components
 
     def check(self, config: dict[str, Any], environ: Any) -> None:
         env_file = (config.get("run") or {}).get("env_file")
@@ -109,29 +111,6 @@ class LocalBackend:
         return ("WANDB_API_KEY",)
 
 
-class TinkerBackend:
-    name = "tinker"
-
-    def check(self, config: dict[str, Any], environ: Any) -> None:
-        missing = [] if environ.get("TINKER_API_KEY") else ["TINKER_API_KEY is not set in the server's environment"]
-        try:
-            has_extra = importlib.util.find_spec("tinker") is not None
-        except (ImportError, ValueError):
-            has_extra = False
-        if not has_extra:
-            missing.append("the 'tinker' extra is not installed (pip install 'hermes-rl-mcp[tinker]')")
-        raise BackendUnavailable(
-            "the tinker backend needs TINKER_API_KEY and the tinker extra, and its trainer is not built in "
-            "this version" + (f" ({'; '.join(missing)})" if missing else "") + "; use backend 'local' instead"
-        )
-
-    def components(self, config: dict[str, Any], config_path: Path, ports: Ports) -> list[ComponentSpec]:
-        raise BackendUnavailable("the tinker backend is not built in this version; use backend 'local'")
-
-    def secret_keys(self) -> tuple[str, ...]:
-        return ("TINKER_API_KEY", "WANDB_API_KEY")
-
-
 def _plugins(environ: Any) -> dict[str, str]:
     entries: dict[str, str] = {}
     for entry in environ.get("HERMES_RL_BACKENDS", "").split(","):
@@ -150,6 +129,8 @@ def resolve_backend(name: object, environ: Any = None) -> Backend:
     if name == "local":
         return LocalBackend()
     if name == "tinker":
+        from hermes_rl_mcp.runs.tinker_backend import TinkerBackend
+
         return TinkerBackend()
     target = _plugins(source).get(name) if isinstance(name, str) else None
     if target is None:

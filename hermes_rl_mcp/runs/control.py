@@ -20,9 +20,9 @@ import yaml
 
 from hermes_rl_mcp import settings
 from hermes_rl_mcp.metrics_log import read_metrics
-from hermes_rl_mcp.runs.backends import resolve_backend
+from hermes_rl_mcp.runs.backends import LocalBackend, resolve_backend
 from hermes_rl_mcp.runs.childenv import minimal_environment
-from hermes_rl_mcp.runs.errors import InvalidArgument, InvalidRunConfig, LogNotAvailable, RunError, UnknownRun
+from hermes_rl_mcp.runs.errors import BackendUnavailable, InvalidArgument, InvalidRunConfig, LogNotAvailable, RunError, UnknownRun
 from hermes_rl_mcp.runs.ids import new_run_id, validate_run_id
 from hermes_rl_mcp.runs.layout import RunPaths
 from hermes_rl_mcp.runs.metrics import latest_metrics, summarize
@@ -301,6 +301,14 @@ def list_runs(status: str | None = None, *, state: Path | None = None) -> RunLis
 # -- stop -------------------------------------------------------------------------------------
 
 
+def _stop_grace(backend_name: str) -> float:
+    """How long the backend's components may take to end after SIGTERM, beyond the default."""
+    try:
+        return max(0.0, resolve_backend(backend_name).stop_grace - LocalBackend.stop_grace)
+    except (BackendUnavailable, AttributeError):
+        return 0.0
+
+
 def stop_run(run_id: str, *, state: Path | None = None) -> StopResult:
     """End every process of the run and mark it stopped; a finished run is left as it is."""
     run_id = validate_run_id(run_id)
@@ -312,7 +320,7 @@ def stop_run(run_id: str, *, state: Path | None = None) -> StopResult:
         pid, started = row["supervisor_pid"], row["supervisor_start"]
         if is_same_process(pid, started):
             os.kill(pid, signal.SIGTERM)
-            deadline = time.monotonic() + SUPERVISOR_STOP_WAIT
+            deadline = time.monotonic() + SUPERVISOR_STOP_WAIT + _stop_grace(row["backend"])
             while time.monotonic() < deadline:
                 current = registry.get_run(run_id) or row
                 supervisor_alive = is_same_process(pid, started)
@@ -375,18 +383,27 @@ def get_results(run_id: str, *, state: Path | None = None) -> RunResults:
     )
 
 
+ENGINE_PATH = re.compile(r"^[a-z][a-z0-9+.-]*://")
+
+
 def _checkpoints(paths: RunPaths) -> list[CheckpointInfo]:
     found: list[CheckpointInfo] = []
     for record in read_metrics(paths.checkpoints_index):  # same JSONL tolerance as metrics
         step, path = record.get("step"), record.get("path")
         if not isinstance(step, int) or not isinstance(path, str):
             continue
-        location = Path(path) if Path(path).is_absolute() else paths.root / path
         stamp = record.get("time")
+        sampler = record.get("sampler_path")
+        if ENGINE_PATH.match(path):  # held by the Tinker engine: shown unchanged, not checked on disk
+            shown, exists = path, None
+        else:
+            location = Path(path) if Path(path).is_absolute() else paths.root / path
+            shown, exists = str(location), location.is_file()
         found.append(
             CheckpointInfo(
-                step=step, path=str(location), kind=str(record.get("kind", "periodic")),
-                time=float(stamp) if isinstance(stamp, (int, float)) else None, exists=location.is_file(),
+                step=step, path=shown, kind=str(record.get("kind", "periodic")),
+                time=float(stamp) if isinstance(stamp, (int, float)) else None, exists=exists,
+                sampler_path=sampler if isinstance(sampler, str) else None,
             )
         )
     return found

@@ -117,10 +117,11 @@ class BestMetric(BaseModel):
 
 class CheckpointInfo(BaseModel):
     step: int
-    path: str
+    path: str = Field(description="A file, or the engine's tinker:// path of the saved training state.")
     kind: str
     time: float | None = None
-    exists: bool
+    exists: bool | None = Field(description="Whether the file is on disk; null for a path held by the engine.")
+    sampler_path: str | None = Field(None, description="tinker:// path of the sampler weights saved with it (tinker backend).")
 
 
 class WandbInfo(BaseModel):

@@ -371,7 +371,9 @@ class Supervisor:
                 current.process.poll()
             reap_adopted(own)
 
-        left = terminate_trees(trees, grace=STOP_GRACE, reap=reap) if trees else []
+        # A component may need longer to end well (the tinker trainer releases its adapter).
+        grace = max([STOP_GRACE, *(r.spec.stop_grace for r in self.running.values())])
+        left = terminate_trees(trees, grace=grace, reap=reap) if trees else []
         # Then the orphans adopted from the components' trees (see become_subreaper). They are
         # not signalled with the components: a component's helpers (W&B's) must outlive it.
         orphans = [(p.pid, p.start_time) for p in descendants(os.getpid()) if p.pid not in own]

@@ -1,5 +1,5 @@
 """Checkpoints of the local policy: ``checkpoints/step_<n>.npz`` plus one line each in
-``checkpoints.jsonl``.
+``checkpoints.jsonl`` (which also records the tinker backend's ``tinker://`` paths).
 
 An archive holds the parameters (``param/<name>``), the Adam state, and a JSON ``meta`` record
 (step, model shape, tokenizer, trainer settings), enough to load the policy and to resume.
@@ -53,10 +53,19 @@ def save_checkpoint(
     with open(partial, "wb") as handle:
         np.savez(handle, **arrays)
     os.replace(partial, path)
-    record = {"step": step, "path": str(path.resolve()), "kind": kind, "time": round(time.time(), 3)}
+    record_checkpoint(run_dir, step, str(path.resolve()), kind)
+    return path
+
+
+def record_checkpoint(run_dir: Path, step: int, path: str, kind: str, *, sampler_path: str | None = None) -> None:
+    """One line in ``checkpoints.jsonl``; ``path`` may be a file or an engine's ``tinker://`` path."""
+    if kind not in ("periodic", "final"):
+        raise ValueError(f"checkpoint kind must be 'periodic' or 'final', got {kind!r}")
+    record: dict[str, Any] = {"step": step, "path": path, "kind": kind, "time": round(time.time(), 3)}
+    if sampler_path is not None:
+        record["sampler_path"] = sampler_path
     with open(Path(run_dir) / "checkpoints.jsonl", "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")
-    return path
 
 
 def load_checkpoint(path: Path) -> LoadedCheckpoint:

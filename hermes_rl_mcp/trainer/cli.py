@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    ended = "stopped by signal" if trainer.stop_requested else "finished"
+    ended = "finished" if trainer.step >= trainer.total_steps else "stopped by signal" if trainer.stop_requested else "ended"
     print(f"hermes-rl-mcp trainer: {ended} at step {trainer.step}", file=sys.stderr)
     return 0
 

@@ -1,8 +1,9 @@
-"""The local trainer process: serve the policy, register with the trajectory API, pull batches,
-step, log metrics, checkpoint.
+"""The trainer process of every backend: one RL loop over a learner (see ``seam``).
 
-One asyncio loop runs both the policy server (uvicorn) and the training loop; the optimisation
-step runs in a worker thread so completions keep being served while it computes.
+Serve the policy, register with the trajectory API, then per batch: pull it, one learner step,
+publish the new policy to the policy endpoint, log metrics, checkpoint at the interval. One
+asyncio loop runs both the policy endpoint (uvicorn) and the training loop; the learner's step
+never blocks the loop, so completions for the next batches keep being served while it trains.
 """
 
 from __future__ import annotations
@@ -17,28 +18,20 @@ from typing import Any
 
 import anyio
 import httpx
-import numpy as np
 import uvicorn
-from hermes_rl_mcp import yaml_text
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from hermes_rl_mcp import yaml_text
 from hermes_rl_mcp.metrics_log import MetricsLog
-from hermes_rl_mcp.trainer.checkpoints import save_checkpoint
 from hermes_rl_mcp.trainer.grpo import BatchError
-from hermes_rl_mcp.trainer.learner import Learner
-from hermes_rl_mcp.trainer.model import PolicyModel
-from hermes_rl_mcp.trainer.policy_server import PolicyHolder, build_app
-from hermes_rl_mcp.trainer.settings import TrainerConfig
-from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
+from hermes_rl_mcp.trainer.policy_server import build_app
+from hermes_rl_mcp.trainer.seam import PolicyLearner, TrainerError
+from hermes_rl_mcp.trainer.settings import TRAINER_SETTINGS, TinkerTrainerConfig, TrainerConfig
 
 DEFAULT_RUN_DIR = "hermes-rl-run"
 REGISTER_TIMEOUT = 30.0
 POLL_INTERVAL = 0.05
 IDLE_EXIT = 5.0  # after the final checkpoint, an idle policy server stops after this long
-
-
-class TrainerError(RuntimeError):
-    """A fatal problem; its message is printed and the process exits non-zero."""
 
 
 class RunSection(BaseModel):
@@ -68,11 +61,36 @@ class RunFile(BaseModel):
 
     run: RunSection = Field(default_factory=RunSection)
     env: EnvSection = Field(default_factory=EnvSection)
-    trainer: TrainerConfig = Field(default_factory=TrainerConfig)
+    trainer: TrainerConfig | TinkerTrainerConfig = Field(default_factory=TrainerConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _trainer_of_the_backend(cls, data: Any) -> Any:
+        """The trainer section is read as the settings of the run's backend."""
+        if not isinstance(data, dict):
+            return data
+        run = data.get("run") if isinstance(data.get("run"), dict) else {}
+        backend = run.get("backend", "local")
+        settings = TRAINER_SETTINGS.get(backend)
+        if settings is None:
+            raise ValueError(f"run.backend {backend!r} has no trainer; valid backends: {', '.join(TRAINER_SETTINGS)}")
+        trainer = data.get("trainer")
+        if not isinstance(trainer, BaseModel):
+            try:
+                data = {**data, "trainer": settings.model_validate(trainer or {})}
+            except ValidationError as exc:
+                raise ValueError(_problems(exc, prefix="trainer.")) from None
+        return data
 
     @property
     def run_dir(self) -> Path:
         return Path(self.run.dir or DEFAULT_RUN_DIR).expanduser()
+
+
+def _problems(exc: ValidationError, prefix: str = "") -> str:
+    return "; ".join(
+        f"{prefix}{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_url=False)
+    )
 
 
 def load_run_file(path: Path) -> RunFile:
@@ -93,10 +111,7 @@ def load_run_file(path: Path) -> RunFile:
     try:
         return RunFile.model_validate(raw)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_url=False)
-        )
-        raise TrainerError(f"config file {path}: {problems}") from None
+        raise TrainerError(f"config file {path}: {_problems(exc)}") from None
 
 
 def _bind(port: int) -> socket.socket:
@@ -112,19 +127,26 @@ def _bind(port: int) -> socket.socket:
     return sock
 
 
+def make_learner(config: RunFile) -> PolicyLearner:
+    """The learner of the run's backend; each imports only what it needs."""
+    if isinstance(config.trainer, TinkerTrainerConfig):
+        from hermes_rl_mcp.trainer.tinker_learner import TinkerLearner
+
+        return TinkerLearner(config.trainer, config.run_dir, max_tokens=config.env.max_token_length, log=_stderr)
+    from hermes_rl_mcp.trainer.local_learner import LocalLearner
+
+    return LocalLearner(config.trainer, config.run_dir, run_id=config.run.id)
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 class Trainer:
-    def __init__(self, config: RunFile, *, log: Any = None) -> None:
+    def __init__(self, config: RunFile, *, log: Any = None, learner: PolicyLearner | None = None) -> None:
         self.config = config
-        self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-        cfg = config.trainer
-        self.tokenizer = CharTokenizer()
-        model = PolicyModel.initialise(self.tokenizer, hidden_size=cfg.hidden_size, seed=cfg.seed)
-        self.learner = Learner(model, cfg)
-        self.holder = PolicyHolder(
-            model=model.copy(),
-            default_temperature=cfg.temperature,
-            rng=np.random.default_rng(cfg.seed + 1),
-        )
+        self.log = log or _stderr
+        self.learner = learner or make_learner(config)
         self.run_dir = config.run_dir
         self.total_steps = config.env.total_steps
         self.step = 0
@@ -134,15 +156,8 @@ class Trainer:
 
     # -- pieces --------------------------------------------------------------------------------
 
-    def checkpoint(self, kind: str) -> Path:
-        path = save_checkpoint(
-            self.run_dir,
-            self.step,
-            self.learner.model,
-            self.learner.optimizer,
-            kind=kind,
-            extra_meta={"trainer": self.config.trainer.model_dump(), "run_id": self.config.run.id},
-        )
+    async def checkpoint(self, kind: str) -> str:
+        path = await self.learner.checkpoint(self.step, kind)
         self.last_checkpoint_step = self.step
         return path
 
@@ -198,10 +213,6 @@ class Trainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         sock = _bind(cfg.trainer.port)
         self.port = sock.getsockname()[1]
-        server = uvicorn.Server(
-            uvicorn.Config(build_app(self.holder), log_level="warning", access_log=False, lifespan="off")
-        )
-        server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we handle SIGTERM
         metrics = MetricsLog(
             self.run_dir / "metrics.jsonl",
             use_wandb=cfg.env.use_wandb,
@@ -210,6 +221,12 @@ class Trainer:
             wandb_group=cfg.run.id,
         )
         try:
+            # The policy endpoint answers /health only once there is a policy to serve.
+            await self.learner.start()
+            server = uvicorn.Server(
+                uvicorn.Config(build_app(self.learner.policy), log_level="warning", access_log=False, lifespan="off")
+            )
+            server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we handle SIGTERM
             async with anyio.create_task_group() as tg:
                 tg.start_soon(server.serve, [sock])
                 while not server.started:
@@ -218,12 +235,17 @@ class Trainer:
                     await anyio.sleep(0.01)
                 self.log(f"policy server listening on http://127.0.0.1:{self.port}/v1")
                 try:
-                    await self._train(metrics)
+                    async with anyio.create_task_group() as watching:
+                        # The learner's watch raises if its engine goes away, which cancels training.
+                        watching.start_soon(self.learner.watch)
+                        await self._train(metrics)
+                        watching.cancel_scope.cancel()
                 finally:
                     server.should_exit = True
         finally:
             metrics.close()
             sock.close()
+            await self.learner.close()
 
     async def _train(self, metrics: MetricsLog) -> None:
         cfg = self.config
@@ -237,21 +259,24 @@ class Trainer:
                     await anyio.sleep(POLL_INTERVAL)
                     continue
                 wait_time = time.monotonic() - waited_since
+                step_started = time.perf_counter()
                 try:
-                    values = await anyio.to_thread.run_sync(self.learner.step, batch)
+                    values = await self.learner.step(batch)
                 except BatchError as exc:
                     self.log(f"skipped a malformed batch: {exc}")
                     values = {}
                 self.step += 1
-                self.holder.publish(self.learner.model.copy(), self.step)
+                published = await self.learner.publish(self.step)
                 if values:
+                    values.update(published)
                     values["train/batch_wait_time"] = wait_time
+                    values["time/step"] = time.perf_counter() - step_started
                     metrics.log(self.step, values)
                 if self.step % cfg.trainer.checkpoint_interval == 0 and self.step < self.total_steps:
-                    self.checkpoint("periodic")
+                    await self.checkpoint("periodic")
                 waited_since = time.monotonic()
         if self.last_checkpoint_step != self.step or self.step == 0:
-            path = self.checkpoint("final")
+            path = await self.checkpoint("final")
             self.log(f"final checkpoint at step {self.step}: {path}")
         # Finish the W&B mirror now: while the policy lingers for the final evaluation, the
         # supervisor may end this process tree, W&B's service process included.
@@ -266,7 +291,7 @@ class Trainer:
         finished = time.monotonic()
         while not self.stop_requested:
             now = time.monotonic()
-            if now - finished >= linger or now - max(finished, self.holder.last_request) >= IDLE_EXIT:
+            if now - finished >= linger or now - max(finished, self.learner.policy.last_request) >= IDLE_EXIT:
                 return
             await anyio.sleep(0.1)
 

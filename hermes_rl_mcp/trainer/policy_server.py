@@ -1,19 +1,21 @@
 """The current policy over an OpenAI-compatible HTTP endpoint (Starlette), with vLLM-style extras.
 
 Every choice carries its token ids and their logprobs (of the distribution actually sampled from),
-and every response the prompt's token ids, so environments never tokenize. ``guided_choice``
-constrains a completion to one of a list of strings (see ``constraints``). The trainer swaps in
-a new snapshot of the policy after each step; a request samples from the snapshot current when
-it arrived, so a step never changes the weights under a request.
+and every response the prompt's token ids, so environments never tokenize. The endpoint is the
+same for every backend; what samples is a ``Sampler``: ``PolicyHolder`` here for the local NumPy
+policy, the Tinker sampling client in ``tinker_policy``. The trainer swaps in a new snapshot of
+the policy after each step; a request samples from the snapshot current when it arrived, so a
+step never changes the weights under a request. ``guided_choice`` constrains a completion to one
+of a list of strings where the sampler can honour it (see ``constraints``).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -24,16 +26,44 @@ from starlette.routing import Route
 
 from hermes_rl_mcp.trainer.constraints import MAX_CHOICES, ChoiceConstraint, ConstraintError, choice_constraint
 from hermes_rl_mcp.trainer.model import Generation, PolicyModel, generate
-from hermes_rl_mcp.trainer.tokenizer import CharTokenizer, ChatTemplateError
+from hermes_rl_mcp.trainer.tokenizer import ChatTemplateError
 
 MAX_N = 256
 MAX_NEW_TOKENS = 512
 DEFAULT_MAX_TOKENS = 16
 
 
+class SamplingRefused(ValueError):
+    """A request the sampler cannot honour; answered with HTTP 400 and this message."""
+
+
+class SamplerUnavailable(RuntimeError):
+    """The sampler's backend did not answer in time; answered with HTTP 503 and this message."""
+
+
+class Sampler(Protocol):
+    """What the policy endpoint samples from and tokenizes with."""
+
+    model_name: str
+    step: int
+    last_request: float  # time.monotonic() of the latest sampling request
+
+    def encode_text(self, text: str) -> list[int]: ...
+
+    def encode_chat(self, messages: Sequence[dict[str, Any]]) -> list[int]:
+        """The prompt that makes the model answer ``messages``; raises ChatTemplateError."""
+
+    def decode(self, token_ids: Sequence[int]) -> str: ...
+
+    def token_text(self, token_id: int) -> str: ...
+
+    async def sample(self, req: SamplingRequest, prompt_ids: list[int]) -> list[Generation]:
+        """``req.n`` completions of ``prompt_ids``; raises SamplingRefused for what it cannot do."""
+
+
 @dataclass
 class PolicyHolder:
-    """What the server samples from; the trainer replaces ``model`` and ``step`` after each step."""
+    """The local policy as a Sampler; the trainer replaces ``model`` and ``step`` after each step."""
 
     model: PolicyModel
     model_name: str = "hermes-rl-local"
@@ -45,8 +75,43 @@ class PolicyHolder:
     def publish(self, model: PolicyModel, step: int) -> None:
         self.model, self.step = model, step
 
+    def encode_text(self, text: str) -> list[int]:
+        return self.model.tokenizer.encode(text)
 
-class _SamplingRequest(BaseModel):
+    def encode_chat(self, messages: Sequence[dict[str, Any]]) -> list[int]:
+        return self.model.tokenizer.generation_prompt(messages)
+
+    def decode(self, token_ids: Sequence[int]) -> str:
+        return self.model.tokenizer.decode(token_ids)
+
+    def token_text(self, token_id: int) -> str:
+        return self.model.tokenizer.token_text(token_id)
+
+    async def sample(self, req: SamplingRequest, prompt_ids: list[int]) -> list[Generation]:
+        model = self.model  # one snapshot for the whole request
+        constraint = None
+        if req.guided_choice is not None:
+            try:
+                constraint = choice_constraint(tuple(req.guided_choice), model.tokenizer)
+            except ConstraintError as exc:
+                raise SamplingRefused(str(exc)) from None
+        self.last_request = time.monotonic()
+        temperature = self.default_temperature if req.temperature is None else req.temperature
+        rng = np.random.default_rng(req.seed) if req.seed is not None else self.rng
+        return generate(
+            model,
+            prompt_ids,
+            n=req.n,
+            max_tokens=req.new_tokens(),
+            temperature=temperature,
+            rng=rng,
+            top_p=req.top_p,
+            stop=req.stop_list(),
+            constraint=constraint,
+        )
+
+
+class SamplingRequest(BaseModel):
     model_config = ConfigDict(extra="allow")  # other OpenAI fields (user, penalties, ...) are ignored
 
     model: str | None = None
@@ -78,7 +143,7 @@ class _SamplingRequest(BaseModel):
         return self.max_tokens or self.max_completion_tokens or DEFAULT_MAX_TOKENS
 
 
-class CompletionRequest(_SamplingRequest):
+class CompletionRequest(SamplingRequest):
     prompt: str | list[str]
 
     @field_validator("prompt")
@@ -99,7 +164,7 @@ class ChatMessage(BaseModel):
     content: Any = None
 
 
-class ChatRequest(_SamplingRequest):
+class ChatRequest(SamplingRequest):
     messages: list[ChatMessage] = Field(min_length=1)
 
 
@@ -131,77 +196,57 @@ def _finish_stop(text: str, stops: list[str]) -> str:
     return text
 
 
-def _sample(
-    holder: PolicyHolder, model: PolicyModel, req: _SamplingRequest, prompt_ids: list[int], constraint: ChoiceConstraint | None
-) -> list[Generation]:
-    holder.last_request = time.monotonic()
-    temperature = holder.default_temperature if req.temperature is None else req.temperature
-    rng = np.random.default_rng(req.seed) if req.seed is not None else holder.rng
-    return generate(
-        model,
-        prompt_ids,
-        n=req.n,
-        max_tokens=req.new_tokens(),
-        temperature=temperature,
-        rng=rng,
-        top_p=req.top_p,
-        stop=req.stop_list(),
-        constraint=constraint,
-    )
-
-
 def _usage(prompt_ids: list[int], samples: list[Generation]) -> dict[str, int]:
     completion = sum(len(s.token_ids) for s in samples)
     return {"prompt_tokens": len(prompt_ids), "completion_tokens": completion, "total_tokens": len(prompt_ids) + completion}
 
 
-def _text_choice(tok: CharTokenizer, sample: Generation, text: str) -> dict[str, Any]:
+def _text_choice(sampler: Sampler, sample: Generation, text: str) -> dict[str, Any]:
     return {
         "text": text,
-        "logprobs": {"tokens": [tok.token_text(t) for t in sample.token_ids], "token_logprobs": sample.logprobs},
+        "logprobs": {"tokens": [sampler.token_text(t) for t in sample.token_ids], "token_logprobs": sample.logprobs},
     }
 
 
-def _chat_choice(tok: CharTokenizer, sample: Generation, text: str) -> dict[str, Any]:
+def _chat_choice(sampler: Sampler, sample: Generation, text: str) -> dict[str, Any]:
     return {
         "message": {"role": "assistant", "content": text},
-        "logprobs": {"content": [{"token": tok.token_text(t), "logprob": lp} for t, lp in zip(sample.token_ids, sample.logprobs)]},
+        "logprobs": {
+            "content": [{"token": sampler.token_text(t), "logprob": lp} for t, lp in zip(sample.token_ids, sample.logprobs)]
+        },
     }
 
 
-def _respond(
-    holder: PolicyHolder,
-    req: _SamplingRequest,
+async def _respond(
+    sampler: Sampler,
+    req: SamplingRequest,
     prompt_ids: list[int],
     *,
     kind: str,
     id_prefix: str,
-    choice_fields: Callable[[CharTokenizer, Generation, str], dict[str, Any]],
+    choice_fields: Callable[[Sampler, Generation, str], dict[str, Any]],
 ) -> JSONResponse:
     """Sample ``req.n`` completions and answer in the OpenAI shape of ``kind``; every choice
     carries its token ids, and the response the prompt's."""
-    model = holder.model  # one snapshot for the whole request
-    tok = model.tokenizer
-    constraint = None
-    if req.guided_choice is not None:
-        try:
-            constraint = choice_constraint(tuple(req.guided_choice), tok)
-        except ConstraintError as exc:
-            return _error(400, f"invalid request: {exc}")
-    samples = _sample(holder, model, req, prompt_ids, constraint)
+    try:
+        samples = await sampler.sample(req, prompt_ids)
+    except SamplingRefused as exc:
+        return _error(400, f"invalid request: {exc}")
+    except SamplerUnavailable as exc:
+        return _error(503, str(exc))
     stops = req.stop_list()
     choices = []
     for index, sample in enumerate(samples):
-        text = _finish_stop(tok.decode(sample.token_ids), stops)
+        text = _finish_stop(sampler.decode(sample.token_ids), stops)
         choices.append(
-            {"index": index, "finish_reason": sample.finish_reason, "token_ids": sample.token_ids, **choice_fields(tok, sample, text)}
+            {"index": index, "finish_reason": sample.finish_reason, "token_ids": sample.token_ids, **choice_fields(sampler, sample, text)}
         )
     return JSONResponse(
         {
             "id": f"{id_prefix}-{uuid.uuid4().hex[:24]}",
             "object": kind,
             "created": int(time.time()),
-            "model": holder.model_name,
+            "model": sampler.model_name,
             "prompt_token_ids": prompt_ids,
             "choices": choices,
             "usage": _usage(prompt_ids, samples),
@@ -209,7 +254,7 @@ def _respond(
     )
 
 
-def build_app(holder: PolicyHolder) -> Starlette:
+def build_app(holder: Sampler) -> Starlette:
     """The policy server's ASGI app over ``holder``."""
 
     async def health(request: Request) -> JSONResponse:
@@ -225,10 +270,10 @@ def build_app(holder: PolicyHolder) -> Starlette:
         if isinstance(parsed, JSONResponse):
             return parsed
         assert isinstance(parsed, CompletionRequest)
-        prompt_ids = holder.model.tokenizer.encode(parsed.prompt_text())
+        prompt_ids = holder.encode_text(parsed.prompt_text())
         if not prompt_ids:
             return _error(400, "invalid request: prompt is empty")
-        return _respond(holder, parsed, prompt_ids, kind="text_completion", id_prefix="cmpl", choice_fields=_text_choice)
+        return await _respond(holder, parsed, prompt_ids, kind="text_completion", id_prefix="cmpl", choice_fields=_text_choice)
 
     async def chat_completions(request: Request) -> JSONResponse:
         parsed = await _parse(request, ChatRequest)
@@ -236,10 +281,10 @@ def build_app(holder: PolicyHolder) -> Starlette:
             return parsed
         assert isinstance(parsed, ChatRequest)
         try:
-            prompt_ids = holder.model.tokenizer.generation_prompt([m.model_dump() for m in parsed.messages])
+            prompt_ids = holder.encode_chat([m.model_dump() for m in parsed.messages])
         except ChatTemplateError as exc:
             return _error(400, f"invalid request: {exc}")
-        return _respond(holder, parsed, prompt_ids, kind="chat.completion", id_prefix="chatcmpl", choice_fields=_chat_choice)
+        return await _respond(holder, parsed, prompt_ids, kind="chat.completion", id_prefix="chatcmpl", choice_fields=_chat_choice)
 
     routes = [
         Route("/health", health, methods=["GET"]),

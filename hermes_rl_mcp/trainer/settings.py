@@ -29,3 +29,36 @@ class TrainerConfig(BaseModel):
         le=3600,
         description="Seconds the policy keeps serving after the final checkpoint, for the final evaluation.",
     )
+
+
+class TinkerTrainerConfig(BaseModel):
+    """Settings of the trainer on the tinker backend: LoRA training of an LLM through the Tinker API.
+
+    The engine's address and key are the operator's (TINKER_BASE_URL, TINKER_API_KEY), never
+    fields here: the key goes wherever the address points.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    base_model: str = Field("Qwen/Qwen3-8B", min_length=1, max_length=500, description="Base model trained with LoRA (name or directory the engine serves).")
+    lora_rank: int = Field(32, ge=1, le=512, description="LoRA rank.")
+    learning_rate: float = Field(4e-5, ge=1e-10, le=1, description="Adam step size.")
+    beta1: float = Field(0.9, ge=0, lt=1, description="Adam beta1.")
+    beta2: float = Field(0.95, ge=0, lt=1, description="Adam beta2.")
+    eps: float = Field(1e-8, gt=0, le=1, description="Adam epsilon.")
+    weight_decay: float = Field(0.0, ge=0, le=1, description="Decoupled weight decay.")
+    max_grad_norm: float = Field(0.0, ge=0, le=1e6, description="Gradient-norm clip; 0 disables it.")
+    batch_size: int = Field(128, gt=0, le=65536, description="Sequences per optimizer step.")
+    temperature: float = Field(1.0, gt=0, le=5, description="Default sampling temperature of the policy endpoint.")
+    checkpoint_interval: int = Field(25, gt=0, description="Steps between saved training states.")
+    seed: int = Field(0, ge=0, description="Seed of sampling.")
+    request_timeout: float = Field(
+        300.0, ge=1, le=3600, description="Seconds any one engine call may take before the run fails."
+    )
+    port: int = Field(0, ge=0, le=65535, description="Port of the policy endpoint (0 picks a free one).")
+    serve_after_final: float = Field(
+        60.0, ge=0, le=3600, description="Seconds the policy keeps serving after the final checkpoint, for the final evaluation."
+    )
+
+
+TRAINER_SETTINGS: dict[str, type[BaseModel]] = {"local": TrainerConfig, "tinker": TinkerTrainerConfig}

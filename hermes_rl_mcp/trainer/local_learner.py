@@ -1,0 +1,59 @@
+"""The local backend's learner: the NumPy policy, trained in a worker thread, served in process."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import numpy as np
+
+from hermes_rl_mcp.trainer.checkpoints import save_checkpoint
+from hermes_rl_mcp.trainer.learner import Learner
+from hermes_rl_mcp.trainer.model import PolicyModel
+from hermes_rl_mcp.trainer.policy_server import PolicyHolder
+from hermes_rl_mcp.trainer.settings import TrainerConfig
+from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
+
+
+class LocalLearner:
+    def __init__(self, config: TrainerConfig, run_dir: Path, *, run_id: str | None = None) -> None:
+        self.config = config
+        self.run_dir = run_dir
+        self.run_id = run_id
+        model = PolicyModel.initialise(CharTokenizer(), hidden_size=config.hidden_size, seed=config.seed)
+        self.learner = Learner(model, config)
+        self.policy = PolicyHolder(
+            model=model.copy(), default_temperature=config.temperature, rng=np.random.default_rng(config.seed + 1)
+        )
+
+    async def start(self) -> None:
+        return None
+
+    async def step(self, groups: Sequence[dict[str, Any]]) -> dict[str, float]:
+        # A worker thread: the policy endpoint, on the event loop, keeps serving meanwhile.
+        return await anyio.to_thread.run_sync(self.learner.step, groups)
+
+    async def publish(self, step: int) -> dict[str, float]:
+        started = time.perf_counter()
+        self.policy.publish(self.learner.model.copy(), step)
+        return {"time/weight_sync": time.perf_counter() - started}
+
+    async def checkpoint(self, step: int, kind: str) -> str:
+        path = save_checkpoint(
+            self.run_dir,
+            step,
+            self.learner.model,
+            self.learner.optimizer,
+            kind=kind,
+            extra_meta={"trainer": self.config.model_dump(), "run_id": self.run_id},
+        )
+        return str(path)
+
+    async def close(self) -> None:
+        return None
+
+    async def watch(self) -> None:
+        await anyio.sleep_forever()  # the policy lives in this process: nothing to watch
