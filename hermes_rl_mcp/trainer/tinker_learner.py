@@ -122,16 +122,19 @@ class TinkerLearner:
             )
             for s in sequences
         ]
-        started = time.perf_counter()
-        backward = await self._bounded(
-            "forward_backward", lambda: self._result(self.training.forward_backward_async(data, loss_fn="importance_sampling"))
-        )
-        backward_done = time.perf_counter()
         adam = types.AdamParams(
             learning_rate=cfg.learning_rate, beta1=cfg.beta1, beta2=cfg.beta2, eps=cfg.eps,
             weight_decay=cfg.weight_decay, grad_clip_norm=cfg.max_grad_norm,
         )
-        await self._bounded("optim_step", lambda: self._result(self.training.optim_step_async(adam)))
+        started = time.perf_counter()
+        # Both requests are queued before either result is awaited: the engine runs the optimiser
+        # step right after the backward pass, without a round trip in between.
+        backward_future, optim_future = await self._bounded("submitting forward_backward and optim_step", lambda: self._submit(
+            self.training.forward_backward_async(data, loss_fn="importance_sampling"), self.training.optim_step_async(adam)
+        ))
+        backward = await self._bounded("forward_backward", backward_future.result_async)
+        backward_done = time.perf_counter()
+        await self._bounded("optim_step", optim_future.result_async)
         optimised = time.perf_counter()
         new_logprobs = [output["logprobs"].tolist() for output in backward.loss_fn_outputs]
         loss, ratio = importance_sampling_loss(sequences, new_logprobs)
@@ -193,9 +196,9 @@ class TinkerLearner:
     # --- pieces ---------------------------------------------------------------------------------
 
     @staticmethod
-    async def _result(submitted: Awaitable[Any]) -> Any:
-        future = await submitted
-        return await future.result_async()
+    async def _submit(*submissions: Awaitable[Any]) -> list[Any]:
+        """The futures of requests submitted in order (each ``*_async`` call returns one)."""
+        return [await submission for submission in submissions]
 
     async def _save_sampler_weights(self, step: int) -> str:
         path = await self._in_thread(
