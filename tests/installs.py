@@ -67,28 +67,26 @@ def install_wheel(wheel: Path, target: Path) -> Path:
     return bin_dir
 
 
-def hermes_agent_python() -> Path:
-    """The interpreter of a virtual environment holding Hermes Agent and its MCP client."""
-    root = cache_dir() / "hermes-agent-0.19.0"
+def cached_venv_python(name: str, requirement: str) -> Path:
+    """The interpreter of a cached virtual environment holding ``requirement``."""
+    root = cache_dir() / name
     marker = root / ".installed"
     with _locked(root):
-        if not marker.exists():
+        if not marker.exists() or marker.read_text() != requirement:
             bin_dir = fresh_venv(root)
-            _run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", HERMES_AGENT])
-            marker.write_text(HERMES_AGENT)
+            _run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", requirement])
+            marker.write_text(requirement)
     return root / "bin" / "python"
+
+
+def hermes_agent_python() -> Path:
+    """The interpreter of a virtual environment holding Hermes Agent and its MCP client."""
+    return cached_venv_python("hermes-agent-0.19.0", HERMES_AGENT)
 
 
 def newest_tinker_python() -> Path:
     """The interpreter of a virtual environment holding the newest tinker SDK."""
-    root = cache_dir() / "tinker-0.38.0"
-    marker = root / ".installed"
-    with _locked(root):
-        if not marker.exists():
-            bin_dir = fresh_venv(root)
-            _run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", NEWEST_TINKER])
-            marker.write_text(NEWEST_TINKER)
-    return root / "bin" / "python"
+    return cached_venv_python("tinker-0.38.0", NEWEST_TINKER)
 
 
 def inspector_cli() -> list[str]:

@@ -141,7 +141,7 @@ def test_unknown_environment_lists_the_valid_names(write_env) -> None:
 @pytest.mark.parametrize(
     ("field", "value", "error", "message"),
     [
-        ("env.difficulty", "lots", InvalidValue, "'lots' is not a number. It accepts an integer >= 1 and <= 10"),
+        ("env.difficulty", "lots", InvalidValue, '"lots" is not a number. It accepts an integer >= 1 and <= 10'),
         ("group_size", -5, InvalidValue, "-5 is not > 0"),
         ("difficulty", 11, InvalidValue, "11 is not <= 10"),
         ("difficulty", 2.5, InvalidValue, "2.5 is not a whole number"),
@@ -152,7 +152,7 @@ def test_unknown_environment_lists_the_valid_names(write_env) -> None:
         ("eval_handling", "SOMETIMES", InvalidValue, 'one of "STOP_TRAIN", "LIMIT_TRAIN", "NONE"'),
         ("label", "x" * 20_000, InvalidValue, "longer than 10000"),
         ("dificulty", 4, UnknownField, "Did you mean: difficulty, env.difficulty"),
-        ("env.nonsense_field", 1, UnknownField, "unknown field 'env.nonsense_field'"),
+        ("env.nonsense_field", 1, UnknownField, 'unknown field "env.nonsense_field"'),
         ("seed", 1, UnknownField, "ambiguous: it exists as env.seed, trainer.seed"),
         ("rollout_server_url", "http://evil:1", LockedField, 'locked by the local profile (bundled local profile) at "<assigned per run>"'),
         ("env.tokenizer_name", "gpt2", LockedField, 'at "hermes-rl/char"'),
@@ -278,3 +278,14 @@ def test_environment_trainer_defaults_become_the_trainer_fields_init_values(writ
     assert control.run_document()["trainer"]["learning_rate"] == 0.01
     control.edit_config("learning_rate", 0.02)
     assert control.run_document()["trainer"]["learning_rate"] == 0.02
+
+
+def test_refusals_repeat_only_a_short_prefix_of_huge_input(write_env) -> None:
+    control = toy(write_env)
+    control.select_environment("toy")
+    for field, value in [("group_size", "x" * 1_000_000), ("no_such_" + "z" * 100_000, 1)]:
+        with pytest.raises((InvalidValue, UnknownField)) as caught:
+            control.edit_config(field, value)
+        assert len(str(caught.value)) < 400 and "characters)" in str(caught.value)
+    with pytest.raises(InvalidValue, match="longer than"):  # the bound is named, not "not a string"
+        control.edit_config("env.wandb_name", "y" * 1_000_000)

@@ -8,7 +8,9 @@ is applied last and can never be edited. Fields are namespaced ``env.*``, ``trai
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import fcntl
 import functools
 import json
 import os
@@ -19,6 +21,7 @@ import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
@@ -29,17 +32,20 @@ from hermes_rl_mcp.core.errors import (
     InvalidValue,
     LockedField,
     ProfileError,
+    SelectionBusy,
     UnknownField,
+    excerpt,
 )
 from hermes_rl_mcp.core.models import ConfigField, EnvironmentInfo
 from hermes_rl_mcp.core.schema_check import SchemaMismatch, coerce, describe, inline_refs
-from hermes_rl_mcp.trainer.settings import TRAINER_SETTINGS
 from hermes_rl_mcp.sdk.base import APIServerConfig
+from hermes_rl_mcp.trainer.settings import TRAINER_SETTINGS
 
 ASSIGNED = "<assigned per run>"
 BACKENDS = ("local", "tinker")
 INTROSPECTION_TIMEOUT_S = 10.0
 SELECTION_FILE = "selection.json"
+SELECTION_LOCK_TIMEOUT_S = 30.0  # longer than an introspection child may take
 
 
 class Profile(BaseModel):
@@ -179,8 +185,32 @@ def is_stale(selection: Selection) -> bool:
 # --- persistence -----------------------------------------------------------------------------
 
 class SelectionStore:
+    """The selection file. Several server processes may share a state directory (Claude Desktop
+    and Hermes Agent both open it), so a read-change-write holds ``changing()``: without it, two
+    edits at the same moment both succeed and one of them is lost."""
+
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / SELECTION_FILE
+
+    @contextlib.contextmanager
+    def changing(self) -> Iterator[None]:
+        with open(self.path.with_suffix(".lock"), "a") as handle:
+            deadline = time.monotonic() + SELECTION_LOCK_TIMEOUT_S
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise SelectionBusy(
+                            f"another server process has been changing the selection in {self.path.parent} for "
+                            f"{SELECTION_LOCK_TIMEOUT_S:g} s; nothing was changed, try again"
+                        ) from None
+                    time.sleep(0.01)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def load(self) -> Selection | None:
         try:
@@ -194,7 +224,10 @@ class SelectionStore:
 
     def save(self, selection: Selection) -> None:
         tmp = self.path.with_suffix(f".tmp-{os.getpid()}")
-        tmp.write_text(selection.model_dump_json(indent=2))
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(selection.model_dump_json(indent=2))
+            handle.flush()
+            os.fsync(handle.fileno())  # an edit reported saved is on disk
         os.replace(tmp, self.path)
 
 
@@ -304,7 +337,7 @@ def resolve_field_name(name: str, specs: dict[str, FieldSpec]) -> str:
     close = difflib.get_close_matches(name, candidates, n=5, cutoff=0.6)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     raise UnknownField(
-        f"unknown field {name!r}.{hint} Fields are namespaced env.*, trainer.*, openai.* and run.*; "
+        f"unknown field {excerpt(name)}.{hint} Fields are namespaced env.*, trainer.*, openai.* and run.*; "
         f"the current config lists all {len(specs)} of them."
     )
 

@@ -58,6 +58,10 @@ class ControlPlane:
 
     def select_environment(self, name: str) -> SelectResult:
         env = self._find(name)
+        with self._store().changing():
+            return self._select(env)
+
+    def _select(self, env: EnvironmentInfo) -> SelectResult:
         previous = self._store().load()
         notes: list[str] = []
         kept: dict[str, Any] = {}
@@ -112,6 +116,10 @@ class ControlPlane:
         )
 
     def edit_config(self, field: str, value: Any) -> EditResult:
+        with self._store().changing():
+            return self._edit(field, value)
+
+    def _edit(self, field: str, value: Any) -> EditResult:
         selection = self._selection()
         profile = config.load_profile(selection.backend)
         name, coerced = config.validate_edit(selection, profile, field, value)

@@ -1,5 +1,20 @@
 """Expected failures of the control plane. Each message says what was wrong and what is valid."""
 
+from __future__ import annotations
+
+import json
+from typing import Any
+
+EXCERPT_CHARS = 60  # how much of a rejected value a message repeats
+
+
+def excerpt(value: Any) -> str:
+    """A rejected value as a message shows it: a short prefix and its size, never the whole input."""
+    text = json.dumps(value, default=repr, ensure_ascii=False)
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    return f"{text[:EXCERPT_CHARS]}... ({len(text)} characters)"
+
 
 class ControlError(Exception):
     """Base class: the MCP layer turns these into tool errors with the message as is."""
@@ -31,3 +46,7 @@ class InvalidValue(ControlError):
 
 class ProfileError(ControlError):
     pass
+
+
+class SelectionBusy(ControlError):
+    """Another server process holds the selection for longer than a change may wait."""

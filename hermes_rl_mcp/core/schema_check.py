@@ -15,6 +15,8 @@ import math
 import re
 from typing import Any
 
+from hermes_rl_mcp.core.errors import excerpt
+
 MAX_STRING = 10_000
 MAX_ABS_NUMBER = 1e15  # beyond this a config value is a typo, and JSON loses integer precision
 
@@ -58,7 +60,7 @@ def _number(value: Any, integer: bool) -> int | float:
         try:
             value = int(text) if re.fullmatch(r"[+-]?\d+", text) else float(text)
         except ValueError:
-            raise SchemaMismatch(f"{value!r} is not a number") from None
+            raise SchemaMismatch(f"{excerpt(value)} is not a number") from None
     if not isinstance(value, (int, float)):
         raise SchemaMismatch(f"{type(value).__name__} is not a number")
     if isinstance(value, float) and not math.isfinite(value):
@@ -90,7 +92,7 @@ def _from_json_text(value: Any, noun: str) -> Any:
     try:
         return json.loads(value)
     except ValueError:
-        raise SchemaMismatch(f"{value[:80]!r} is not a JSON {noun}") from None
+        raise SchemaMismatch(f"{excerpt(value)} is not a JSON {noun}") from None
 
 
 def coerce(value: Any, schema: dict[str, Any]) -> Any:
@@ -99,24 +101,28 @@ def coerce(value: Any, schema: dict[str, Any]) -> Any:
         for option in schema["enum"]:
             if value == option or (isinstance(value, str) and str(option) == value.strip()):
                 return option
-        raise SchemaMismatch(f"{json.dumps(value)} is not {describe(schema)}")
+        raise SchemaMismatch(f"{excerpt(value)} is not {describe(schema)}")
     if "const" in schema:
         if value != schema["const"]:
-            raise SchemaMismatch(f"{json.dumps(value)} is not {describe(schema)}")
+            raise SchemaMismatch(f"{excerpt(value)} is not {describe(schema)}")
         return value
     options = schema.get("anyOf") or schema.get("oneOf")
     if options:
         # Prefer an option that accepts the value unchanged (so "null" stays a string for
         # str | None), then the first that accepts it after coercion.
+        reasons: list[str] = []
         for strict in (True, False):
             for option in options:
                 try:
                     result = coerce(value, option)
-                except SchemaMismatch:
+                except SchemaMismatch as exc:
+                    reasons.append(str(exc))
                     continue
                 if not strict or result == value and type(result) is type(value):
                     return result
-        raise SchemaMismatch(f"{json.dumps(value)[:80]} is not {describe(schema)}")
+        # A value of the right type that breaks a bound says so, rather than "is not a string".
+        bound = next((reason for reason in reasons if " is not " not in reason), None)
+        raise SchemaMismatch(bound or f"{excerpt(value)} is not {describe(schema)}")
     kind = schema.get("type")
     if isinstance(kind, list):
         return coerce(value, {"anyOf": [{**schema, "type": k} for k in kind]})
@@ -133,35 +139,35 @@ def coerce(value: Any, schema: dict[str, Any]) -> Any:
             return value.strip().lower() in ("true", "1", "yes")
         if isinstance(value, int) and value in (0, 1):
             return bool(value)
-        raise SchemaMismatch(f"{json.dumps(value)[:80]} is not true or false")
+        raise SchemaMismatch(f"{excerpt(value)} is not true or false")
     if kind == "string":
         if not isinstance(value, str):
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 value = str(value)
             else:
-                raise SchemaMismatch(f"{json.dumps(value)[:80]} is not a string")
+                raise SchemaMismatch(f"{excerpt(value)} is not a string")
         limit = min(schema.get("maxLength", MAX_STRING), MAX_STRING)
         if len(value) > limit:
             raise SchemaMismatch(f"a string of {len(value)} characters is longer than {limit}")
         if len(value) < schema.get("minLength", 0):
-            raise SchemaMismatch(f"{value!r} is shorter than {schema['minLength']} characters")
+            raise SchemaMismatch(f"{excerpt(value)} is shorter than {schema['minLength']} characters")
         if "pattern" in schema and not re.search(schema["pattern"], value):
-            raise SchemaMismatch(f"{value!r} does not match the pattern {schema['pattern']}")
+            raise SchemaMismatch(f"{excerpt(value)} does not match the pattern {schema['pattern']}")
         return value
     if kind == "null":
         if value is None or (isinstance(value, str) and value.strip().lower() in ("null", "none")):
             return None
-        raise SchemaMismatch(f"{json.dumps(value)[:80]} is not null")
+        raise SchemaMismatch(f"{excerpt(value)} is not null")
     if kind == "array":
         value = _from_json_text(value, "list")
         if not isinstance(value, list):
-            raise SchemaMismatch(f"{json.dumps(value)[:80]} is not a list")
+            raise SchemaMismatch(f"{excerpt(value)} is not a list")
         item_schema = schema.get("items", {})
         return [coerce(v, item_schema) for v in value]
     if kind == "object":
         value = _from_json_text(value, "object")
         if not isinstance(value, dict):
-            raise SchemaMismatch(f"{json.dumps(value)[:80]} is not an object")
+            raise SchemaMismatch(f"{excerpt(value)} is not an object")
         return value
     # No type information: accept any JSON value, bounded in size.
     if len(json.dumps(value, default=str)) > MAX_STRING:

@@ -23,10 +23,10 @@ from pydantic import ValidationError
 
 from hermes_rl_mcp import __version__, runs
 from hermes_rl_mcp.core.control import ControlPlane
+from hermes_rl_mcp.core.errors import excerpt
 from hermes_rl_mcp.server.calls import (
     Refusal,
     argument_refusal,
-    echo,
     refusal_of,
     refusal_result,
     unknown_arguments_refusal,
@@ -76,7 +76,7 @@ class HermesRLServer(MCPServer):
         tool = self._tool_manager.get_tool(name)
         if tool is None:
             names = ", ".join(t.name for t in self._tool_manager.list_tools())
-            return refusal_result(Refusal(kind="unknown_tool", reason=f"there is no tool {echo(name)}. Tools: {names}."))
+            return refusal_result(Refusal(kind="unknown_tool", reason=f"there is no tool {excerpt(name)}. Tools: {names}."))
         unknown = sorted(set(arguments) - set(tool.parameters.get("properties", {})))
         if unknown:
             return refusal_result(unknown_arguments_refusal(name, unknown, tool.parameters))

@@ -21,12 +21,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from hermes_rl_mcp.core.errors import ControlError
+from hermes_rl_mcp.core.errors import ControlError, excerpt
 from hermes_rl_mcp.runs.errors import RunError
 
 T = TypeVar("T")
 EXPECTED = (ControlError, RunError)
-ECHO_CHARS = 60  # how much of a rejected value a refusal repeats
 
 # Tool annotations shared by the tool modules. None of the tools reaches outside this machine.
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -82,17 +81,11 @@ def refusal_of(error: ToolError) -> Refusal | None:
     return cause.refusal if isinstance(cause, Refused) else None
 
 
-def echo(value: Any) -> str:
-    """A rejected value as a refusal repeats it: a short prefix, never the whole input."""
-    text = repr(value)
-    return text if len(text) <= ECHO_CHARS else f"{text[:ECHO_CHARS]}... ({len(text)} characters)"
-
-
 def argument_refusal(tool: str, error: ValidationError, parameters: dict[str, Any]) -> Refusal:
     problems = []
     for item in error.errors():
         where = ".".join(str(part) for part in item["loc"]) or "arguments"
-        got = f" (got {echo(item['input'])})" if "input" in item and item["type"] != "missing" else ""
+        got = f" (got {excerpt(item['input'])})" if "input" in item and item["type"] != "missing" else ""
         problems.append(f"{where}: {item['msg']}{got}")
     return Refusal(
         kind="invalid_arguments",
@@ -101,7 +94,7 @@ def argument_refusal(tool: str, error: ValidationError, parameters: dict[str, An
 
 
 def unknown_arguments_refusal(tool: str, unknown: list[str], parameters: dict[str, Any]) -> Refusal:
-    names = ", ".join(echo(name) for name in unknown)
+    names = ", ".join(excerpt(name) for name in unknown)
     return Refusal(
         kind="unknown_arguments",
         reason=f"{tool} takes no argument {names}. Valid arguments: {describe_parameters(parameters)}.",
