@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import time
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from hermes_rl_mcp.core.errors import (
     InvalidValue,
     LockedField,
     NoSelection,
+    SelectionDamaged,
     UnknownEnvironment,
     UnknownField,
 )
@@ -247,7 +249,7 @@ def test_corrupt_state_file_does_not_wedge_the_server(write_env) -> None:
     control.select_environment("toy")
     state = Path(os.environ["HERMES_RL_HOME"]) / "selection.json"
     state.write_text("{ not json")
-    with pytest.raises(NoSelection):
+    with pytest.raises(SelectionDamaged, match="moved to"):
         control.current_config()
     assert list(state.parent.glob("selection.corrupt-*"))
     control.select_environment("toy")
@@ -289,3 +291,19 @@ def test_refusals_repeat_only_a_short_prefix_of_huge_input(write_env) -> None:
         assert len(str(caught.value)) < 400 and "characters)" in str(caught.value)
     with pytest.raises(InvalidValue, match="longer than"):  # the bound is named, not "not a string"
         control.edit_config("env.wandb_name", "y" * 1_000_000)
+
+
+def test_a_damaged_selection_file_is_reported_with_where_it_went(write_env, isolated_state: Path) -> None:
+    control = toy(write_env)
+    control.select_environment("toy")
+    control.edit_config("group_size", 6)
+    (isolated_state / "selection.json").write_bytes(b"\x00garbage{")
+    with pytest.raises(SelectionDamaged) as caught:
+        control.current_config()
+    moved = re.search(r"moved to (\S+);", str(caught.value))
+    assert moved and Path(moved[1]).read_bytes() == b"\x00garbage{"  # kept for inspection
+    assert "select an environment again" in str(caught.value)
+    with pytest.raises(NoSelection):  # told once; afterwards there is simply no selection
+        control.current_config()
+    selected = control.select_environment("toy")
+    assert not any("damaged" in note for note in selected.notes)

@@ -216,6 +216,13 @@ def test_stop_ends_every_process_of_the_tree_and_stop_twice_changes_nothing(stat
     assert [e.status for e in get_results(started.run_id, state=state).events] == events
 
 
+def test_a_stop_in_the_first_instant_gives_the_stop_as_its_reason(state: Path) -> None:
+    started = start_run(run_config(total_steps=10_000), state=state)
+    result = stop_run(started.run_id, state=state)  # before the supervisor has settled in
+    assert result.status == "stopped" and result.leftover_pids == []
+    assert result.reason.startswith("stopped on request") and "not responding" not in result.reason, result.reason
+
+
 def test_run_outlives_a_sigkilled_server_and_another_process_stops_it(state: Path) -> None:
     starter = (
         "import os, signal\n"

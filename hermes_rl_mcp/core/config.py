@@ -33,6 +33,7 @@ from hermes_rl_mcp.core.errors import (
     LockedField,
     ProfileError,
     SelectionBusy,
+    SelectionDamaged,
     UnknownField,
     excerpt,
 )
@@ -217,10 +218,15 @@ class SelectionStore:
             return Selection.model_validate_json(self.path.read_bytes())
         except FileNotFoundError:
             return None
-        except (OSError, ValidationError, ValueError):
-            # A corrupt file must not wedge the server; keep it aside for inspection.
-            self.path.replace(self.path.with_suffix(f".corrupt-{int(time.time())}"))
-            return None
+        except (OSError, ValidationError, ValueError) as exc:
+            # A corrupt file must not wedge the server: it is kept aside for inspection, and the
+            # caller is told, so the agent learns why its selection and edits are gone.
+            aside = self.path.with_suffix(f".corrupt-{int(time.time())}")
+            self.path.replace(aside)
+            raise SelectionDamaged(
+                f"the selection file was damaged ({type(exc).__name__}) and was moved to {aside}; the selection "
+                "and its edits are gone: select an environment again"
+            ) from None
 
     def save(self, selection: Selection) -> None:
         tmp = self.path.with_suffix(f".tmp-{os.getpid()}")

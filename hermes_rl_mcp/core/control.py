@@ -14,7 +14,7 @@ from typing import Any
 from hermes_rl_mcp import settings
 from hermes_rl_mcp.core import config
 from hermes_rl_mcp.core.discovery import Discovery
-from hermes_rl_mcp.core.errors import NoSelection, UnknownEnvironment
+from hermes_rl_mcp.core.errors import NoSelection, SelectionDamaged, UnknownEnvironment
 from hermes_rl_mcp.core.models import CurrentConfig, EditResult, EnvironmentInfo, EnvironmentList, SelectResult
 
 
@@ -39,7 +39,10 @@ class ControlPlane:
     def list_environments(self) -> EnvironmentList:
         dirs = self._env_dirs if self._env_dirs is not None else settings.environment_dirs()
         listing = self._discovery.scan(dirs)
-        selection = self._store().load()
+        try:
+            selection = self._store().load()
+        except SelectionDamaged:
+            selection = None  # the listing stands on its own; the next selection call reports it
         return listing.model_copy(update={"selected": selection.environment.name if selection else None})
 
     def _find(self, name: str) -> EnvironmentInfo:
@@ -62,8 +65,12 @@ class ControlPlane:
             return self._select(env)
 
     def _select(self, env: EnvironmentInfo) -> SelectResult:
-        previous = self._store().load()
         notes: list[str] = []
+        try:
+            previous = self._store().load()
+        except SelectionDamaged as exc:
+            previous = None
+            notes.append(str(exc))
         kept: dict[str, Any] = {}
         if previous and previous.environment.name == env.name:
             kept = {k: v for k, v in previous.edits.items() if k != "env.wandb_name"}

@@ -50,3 +50,7 @@ class ProfileError(ControlError):
 
 class SelectionBusy(ControlError):
     """Another server process holds the selection for longer than a change may wait."""
+
+
+class SelectionDamaged(ControlError):
+    """The selection file could not be read; it was moved aside and the message says where."""

@@ -318,6 +318,7 @@ def stop_run(run_id: str, *, state: Path | None = None) -> StopResult:
             return StopResult(run_id=run_id, status=row["status"], reason=row["reason"], changed=False)
         registry.transition(run_id, "stopping", "stop requested", from_states=("starting", "running"))
         pid, started = row["supervisor_pid"], row["supervisor_start"]
+        hung = False
         if is_same_process(pid, started):
             os.kill(pid, signal.SIGTERM)
             deadline = time.monotonic() + SUPERVISOR_STOP_WAIT + _stop_grace(row["backend"])
@@ -330,12 +331,18 @@ def stop_run(run_id: str, *, state: Path | None = None) -> StopResult:
                     break  # died without finishing the job: finish it below
                 time.sleep(0.02)
             if is_same_process(pid, started):
+                hung = True
                 os.kill(pid, signal.SIGKILL)  # hung: take over
         current = registry.get_run(run_id) or row
         if current["status"] in TERMINAL_STATES:  # finished its job, then hung on the way out
             return StopResult(run_id=run_id, status=current["status"], reason=current["reason"], changed=True)
         left = _kill_components(registry, run_id, grace=0.3)
-        reason = "stopped on request (components ended directly: the supervisor was not responding)"
+        # A supervisor stopped in its first instant, before its own SIGTERM handler is in place,
+        # simply ends: the stop is still the reason. Only one that had to be killed was hung.
+        reason = (
+            "stopped on request (components ended directly: the supervisor was not responding)"
+            if hung else "stopped on request"
+        )
         if left:
             reason += f"; pids {left} survived SIGKILL"
         registry.transition(run_id, "stopped", reason, ended_at=time.time())
