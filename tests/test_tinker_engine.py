@@ -102,24 +102,27 @@ async def check_endpoint(client: httpx.AsyncClient) -> None:
     async def one(seed: int) -> dict:
         return (await client.post("/completions", json={"prompt": "hello", "max_tokens": 8, "seed": seed})).json()
 
-    results = []
+    by_seed: dict[int, dict] = {}
     async with anyio.create_task_group() as tasks:
         for seed in range(4):
-            tasks.start_soon(lambda s=seed: _collect(results, one(s)))
-    assert len(results) == 4 and all(len(r["choices"][0]["token_ids"]) >= 1 for r in results)
-    # A stop string ends the completion at the token that completes it.
-    text = results[0]["choices"][0]["text"]
-    if text.strip():
-        stop = text.strip()[0]
-        stopped = (await client.post("/completions", json={"prompt": "hello", "max_tokens": 8, "seed": 0, "stop": [stop]})).json()
-        choice = stopped["choices"][0]
-        assert stop not in choice["text"] and choice["finish_reason"] == "stop"
+            tasks.start_soon(_collect, by_seed, seed, one(seed))
+    assert sorted(by_seed) == [0, 1, 2, 3] and all(len(r["choices"][0]["token_ids"]) >= 1 for r in by_seed.values())
+    # A stop string ends the completion at the token that completes it, and is not in the text.
+    full = by_seed[0]["choices"][0]
+    stop = next((ch for ch in full["text"][1:] if ch.isprintable() and not ch.isspace()), None)
+    assert stop is not None, full
+    stopped = (await client.post("/completions", json={"prompt": "hello", "max_tokens": 8, "seed": 0, "stop": [stop]})).json()
+    choice = stopped["choices"][0]
+    assert stop not in choice["text"]
+    assert len(choice["logprobs"]["token_logprobs"]) == len(choice["token_ids"])
+    if choice["token_ids"] == full["token_ids"][: len(choice["token_ids"])]:  # the engine sampled the same again
+        assert choice["finish_reason"] == "stop" and len(choice["token_ids"]) < len(full["token_ids"]) + 1
     refused = await client.post("/chat/completions", json={"messages": messages, "guided_choice": ["yes", "no"]})
     assert refused.status_code == 400 and "guided_choice is not supported on the tinker backend" in refused.text
 
 
-async def _collect(results: list, awaitable) -> None:
-    results.append(await awaitable)
+async def _collect(results: dict, key: int, awaitable) -> None:
+    results[key] = await awaitable
 
 
 # --- refusals before anything is spawned ------------------------------------------------------

@@ -189,11 +189,11 @@ async def _parse(request: Request, model_cls: type[BaseModel]) -> BaseModel | JS
 
 
 def _finish_stop(text: str, stops: list[str]) -> str:
-    """The text without the stop string it ended on (as OpenAI-compatible servers return it)."""
-    for stop in stops:
-        if text.endswith(stop):
-            return text[: -len(stop)]
-    return text
+    """The text up to the first stop string (as OpenAI-compatible servers return it). The stop
+    may end inside the completion's last token when a token spans several characters; the
+    token ids still include that token, since it was sampled."""
+    ends = [text.find(stop) for stop in stops if stop in text]
+    return text[: min(ends)] if ends else text
 
 
 def _usage(prompt_ids: list[int], samples: list[Generation]) -> dict[str, int]:
