@@ -51,7 +51,6 @@ class TinkerTrainerConfig(BaseModel):
     batch_size: int = Field(128, gt=0, le=65536, description="Sequences per optimizer step.")
     temperature: float = Field(1.0, gt=0, le=5, description="Default sampling temperature of the policy endpoint.")
     checkpoint_interval: int = Field(25, gt=0, description="Steps between saved training states.")
-    seed: int = Field(0, ge=0, description="Seed of sampling.")
     request_timeout: float = Field(
         300.0, ge=1, le=3600, description="Seconds any one engine call may take before the run fails."
     )
