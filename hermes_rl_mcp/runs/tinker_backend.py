@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import os
-import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -39,8 +37,7 @@ def sdk_problem() -> str | None:
         return "the tinker SDK is not installed: pip install 'hermes-rl-mcp[tinker]'"
     low, high = SDK_RANGE
     if not low <= _version(installed) <= high:
-        shown = lambda v: ".".join(map(str, v))  # noqa: E731
-        return f"tinker SDK {installed} is outside the supported range {shown(low)} to {shown(high)}"
+        return f"tinker SDK {installed} is outside the supported range {'.'.join(map(str, low))} to {'.'.join(map(str, high))}"
     return None
 
 

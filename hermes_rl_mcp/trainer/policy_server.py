@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from hermes_rl_mcp.trainer.constraints import MAX_CHOICES, ChoiceConstraint, ConstraintError, choice_constraint
+from hermes_rl_mcp.trainer.constraints import MAX_CHOICES, ConstraintError, choice_constraint
 from hermes_rl_mcp.trainer.model import Generation, PolicyModel, generate
 from hermes_rl_mcp.trainer.tokenizer import ChatTemplateError
 
