@@ -119,7 +119,7 @@ def run_one(name: str, state: Path, timeout: float, started_runs: list[str]) -> 
 
     plane = ControlPlane(state_dir=state)
     plane.select_environment(name)
-    document = plane.run_document()
+    document = plane.run_document().to_data()
     began = time.time()
     started = start_run(document, state=state)
     started_runs.append(started.run_id)

@@ -38,7 +38,7 @@ def one_run(env: str, exploration_rate: float | None, seed: int, state: Path, ti
     plane.edit_config("trainer.seed", seed)
     if exploration_rate is not None:
         plane.edit_config("env.exploration_rate", exploration_rate)
-    document = plane.run_document()
+    document = plane.run_document().to_data()
     began = time.time()
     started = start_run(document, state=state)
     try:

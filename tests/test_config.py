@@ -78,7 +78,7 @@ def test_select_reads_fields_defaults_and_config_init(write_env) -> None:
 def test_secrets_from_config_init_never_surface(write_env) -> None:
     control = toy(write_env)
     control.select_environment("toy")
-    dumped = control.current_config().model_dump_json() + json.dumps(control.run_document())
+    dumped = control.current_config().model_dump_json() + json.dumps(control.run_document().to_data())
     assert "sk-live-secret-value" not in dumped and "hf-default-secret-token" not in dumped
     assert control.current_config().editable["env.hub_token"].value == "***redacted***"
     assert "sk-live-secret-value" not in (Path(os.environ["HERMES_RL_HOME"]) / "selection.json").read_text()
@@ -183,7 +183,7 @@ def test_good_edits_coerce_like_pydantic(write_env) -> None:
     assert result.old_value == 7 and "already set" in result.notes[0]
     current = values(control)
     assert current["env.difficulty"] == 7 and current["env.use_wandb"] is False
-    assert control.run_document()["env"]["difficulty"] == 7
+    assert control.run_document().to_data()["env"]["difficulty"] == 7
 
 
 def test_selection_and_edits_survive_a_restart(write_env) -> None:
@@ -277,9 +277,9 @@ def test_environment_trainer_defaults_become_the_trainer_fields_init_values(writ
     assert fields["trainer.learning_rate"].class_default == 0.003
     assert fields["trainer.learning_rate"].default == fields["trainer.learning_rate"].value == 0.01
     assert fields["trainer.batch_size"].value == 64  # an unusable suggestion is ignored
-    assert control.run_document()["trainer"]["learning_rate"] == 0.01
+    assert control.run_document().trainer.learning_rate == 0.01
     control.edit_config("learning_rate", 0.02)
-    assert control.run_document()["trainer"]["learning_rate"] == 0.02
+    assert control.run_document().trainer.learning_rate == 0.02
 
 
 def test_refusals_repeat_only_a_short_prefix_of_huge_input(write_env) -> None:

@@ -151,25 +151,39 @@ def test_a_reused_pid_is_not_mistaken_for_the_recorded_process() -> None:
             child.wait()
 
 
-def test_every_address_in_a_run_config_points_at_the_runs_own_ports() -> None:
-    from hermes_rl_mcp.runs.backends import Ports
-    from hermes_rl_mcp.runs.runconfig import with_ports
+def test_every_address_in_a_run_document_points_at_the_runs_own_ports() -> None:
+    from hermes_rl_mcp.run_document import from_data
 
-    document = {
+    document = from_data({
         "run": {"environment": "reverse_text"},
         "env": {"group_size": 8, "rollout_server_url": "http://localhost:8000"},
         "openai": [{"model_name": "hermes-rl-local"}, {"model_name": "other", "base_url": "http://127.0.0.1:8001/v1", "api_key": "k"}],
         "trainer": {"learning_rate": 0.01, "port": 8001},
-    }
-    updated = with_ports(document, Ports(api=41001, policy=41002))
+    })
+    updated = document.with_ports(41001, 41002).to_data()
     assert updated["run"]["api_url"] == "http://127.0.0.1:41001"
     assert updated["run"]["policy_url"] == "http://127.0.0.1:41002/v1"
     assert updated["env"] == {"group_size": 8, "rollout_server_url": "http://127.0.0.1:41001"}
     assert [s["base_url"] for s in updated["openai"]] == ["http://127.0.0.1:41002/v1"] * 2
     assert updated["openai"][1]["api_key"] == "k" and updated["openai"][0]["api_key"]
-    assert updated["trainer"] == {"learning_rate": 0.01, "port": 41002}
-    assert document["trainer"]["port"] == 8001  # the input is left alone
-    single = with_ports({"run": {}, "openai": {"model_name": "m"}}, Ports(api=1, policy=2))
-    assert single["openai"]["base_url"] == "http://127.0.0.1:2/v1"
-    bare = with_ports({"run": {}}, Ports(api=1, policy=2))
+    assert updated["trainer"]["learning_rate"] == 0.01 and updated["trainer"]["port"] == 41002
+    assert document.trainer.port == 8001  # the input is left alone
+    single = from_data({"run": {}, "openai": {"model_name": "m"}}).with_ports(1, 2).to_data()
+    assert single["openai"] == [{"model_name": "m", "base_url": "http://127.0.0.1:2/v1", "api_key": "local"}]
+    bare = from_data({"run": {}}).with_ports(1, 2).to_data()
     assert bare["openai"][0]["base_url"] == "http://127.0.0.1:2/v1" and bare["trainer"]["port"] == 2
+
+
+def test_a_run_document_names_each_wrong_field() -> None:
+    from hermes_rl_mcp.run_document import RunDocumentError, from_data
+
+    with pytest.raises(RunDocumentError, match=r"env.total_steps: Input should be greater than 0"):
+        from_data({"run": {"environment": "demo"}, "env": {"total_steps": -3}})
+    with pytest.raises(RunDocumentError, match=r"trainer.learning_rate"):
+        from_data({"run": {"backend": "local"}, "trainer": {"learning_rate": "fast"}})
+    with pytest.raises(RunDocumentError, match=r"run.colour: Extra inputs are not permitted"):
+        from_data({"run": {"colour": "blue"}})
+    with pytest.raises(RunDocumentError, match="a mapping with sections"):
+        from_data(["run"])
+    # An operator's own backend keeps its trainer section as written.
+    assert from_data({"run": {"backend": "cluster"}, "trainer": {"nodes": 4}}).trainer == {"nodes": 4}

@@ -11,7 +11,6 @@ import socket
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 DEFAULT_PORT = 8000
@@ -53,11 +52,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _address_from_config(path: Path) -> tuple[str | None, int | None]:
-    from hermes_rl_mcp import yaml_text
+    from hermes_rl_mcp import run_document
 
-    data: Any = yaml_text.load(path.read_text()) or {}
-    run = data.get("run") if isinstance(data, dict) else None
-    api_url = run.get("api_url") if isinstance(run, dict) else None
+    api_url = run_document.load(path).run.api_url
     if not api_url:
         return None, None
     parts = urlsplit(str(api_url))

@@ -39,6 +39,7 @@ from hermes_rl_mcp.core.errors import (
 )
 from hermes_rl_mcp.core.models import ConfigField, EnvironmentInfo
 from hermes_rl_mcp.core.schema_check import SchemaMismatch, coerce, describe, inline_refs
+from hermes_rl_mcp.run_document import RunDocument, from_data
 from hermes_rl_mcp.sdk.base import APIServerConfig
 from hermes_rl_mcp.trainer.settings import TRAINER_SETTINGS
 
@@ -390,8 +391,8 @@ def prune_edits(selection: Selection, profile: Profile) -> list[str]:
     return notes
 
 
-def run_document(selection: Selection, profile: Profile) -> dict[str, Any]:
-    """The run config a supervisor starts from; per-run values (ports, URLs) are filled later."""
+def run_document(selection: Selection, profile: Profile) -> RunDocument:
+    """The run document a supervisor starts from; per-run values (ports, URLs) are filled later."""
     sections: dict[str, dict[str, Any]] = {"env": {}, "trainer": {}, "openai": {}}
     editable, locked = build_fields(selection, profile)
     values = {**{name: field.value for name, field in editable.items()}, **locked}
@@ -399,7 +400,7 @@ def run_document(selection: Selection, profile: Profile) -> dict[str, Any]:
         namespace, _, key = name.partition(".")
         if namespace in sections and value != ASSIGNED:
             sections[namespace][key] = value
-    return {
+    return from_data({
         "run": {
             "backend": profile.backend,
             "environment": selection.environment.name,
@@ -410,4 +411,4 @@ def run_document(selection: Selection, profile: Profile) -> dict[str, Any]:
         "env": sections["env"],
         "trainer": sections["trainer"],
         "openai": [sections["openai"]],
-    }
+    })

@@ -16,6 +16,7 @@ from hermes_rl_mcp.core import config
 from hermes_rl_mcp.core.discovery import Discovery
 from hermes_rl_mcp.core.errors import NoSelection, SelectionDamaged, UnknownEnvironment
 from hermes_rl_mcp.core.models import CurrentConfig, EditResult, EnvironmentInfo, EnvironmentList, SelectResult
+from hermes_rl_mcp.run_document import RunDocument
 
 
 class ControlPlane:
@@ -142,7 +143,7 @@ class ControlPlane:
             notes.append("the value was already set; nothing changed")
         return EditResult(field=name, old_value=old, new_value=coerced, notes=notes)
 
-    def run_document(self) -> dict[str, Any]:
+    def run_document(self) -> RunDocument:
         """The resolved config of the current selection, for starting a run."""
         selection = self._selection()
         return config.run_document(selection, config.load_profile(selection.backend))

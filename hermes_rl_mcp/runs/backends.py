@@ -15,9 +15,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from hermes_rl_mcp.runs.errors import BackendUnavailable
+
+if TYPE_CHECKING:  # the supervisor imports this module and pays for no model it does not use
+    from hermes_rl_mcp.run_document import RunDocument
 from hermes_rl_mcp.runs.probe import http_ok
 
 PortRole = Literal["api", "policy"]
@@ -55,10 +58,10 @@ class Backend(Protocol):
     name: str
     stop_grace: float  # the longest a component may take to end well after SIGTERM
 
-    def check(self, config: dict[str, Any], environ: dict[str, str] | os._Environ[str]) -> None:
+    def check(self, config: RunDocument, environ: dict[str, str] | os._Environ[str]) -> None:
         """Raise ``BackendUnavailable`` when the run cannot start on this machine."""
 
-    def components(self, config: dict[str, Any], config_path: Path, ports: Ports) -> list[ComponentSpec]:
+    def components(self, config: RunDocument, config_path: Path, ports: Ports) -> list[ComponentSpec]:
         """The components in start order (api, trainer, env)."""
 
     def secret_keys(self) -> tuple[str, ...]:
@@ -69,17 +72,17 @@ class LocalBackend:
     name = "local"
     stop_grace = 2.0  # seconds from SIGTERM to SIGKILL for its components
 
-    def check(self, config: dict[str, Any], environ: Any) -> None:
-        env_file = (config.get("run") or {}).get("env_file")
+    def check(self, config: RunDocument, environ: Any) -> None:
+        env_file = config.run.env_file
         if not env_file or not Path(env_file).is_file():
             raise BackendUnavailable(
                 f"run.env_file {env_file!r} is not a file: the local backend runs the environment file with "
                 "'python <env_file> serve'; select an environment so its file is known"
             )
 
-    def components(self, config: dict[str, Any], config_path: Path, ports: Ports) -> list[ComponentSpec]:
+    def components(self, config: RunDocument, config_path: Path, ports: Ports) -> list[ComponentSpec]:
         python = sys.executable
-        env_file = str(Path(config["run"]["env_file"]).resolve())
+        env_file = str(Path(config.run.env_file or "").resolve())
         return [
             ComponentSpec(
                 name="api",

@@ -6,7 +6,6 @@ restarted (or killed with SIGKILL) and started again sees every run in its true 
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 import signal
@@ -18,8 +17,9 @@ from typing import Any
 
 import yaml
 
-from hermes_rl_mcp import settings
+from hermes_rl_mcp import run_document, settings
 from hermes_rl_mcp.metrics_log import read_metrics
+from hermes_rl_mcp.run_document import RunDocument
 from hermes_rl_mcp.runs.backends import LocalBackend, resolve_backend
 from hermes_rl_mcp.runs.childenv import minimal_environment
 from hermes_rl_mcp.runs.errors import BackendUnavailable, InvalidArgument, InvalidRunConfig, LogNotAvailable, RunError, UnknownRun
@@ -50,7 +50,6 @@ from hermes_rl_mcp.runs.models import (
 from hermes_rl_mcp.runs.procs import is_same_process, start_time_of, terminate_trees
 from hermes_rl_mcp.runs.redact import redact_data, redact_text
 from hermes_rl_mcp.runs.registry import Registry
-from hermes_rl_mcp.runs.runconfig import read_config, write_config
 from hermes_rl_mcp.runs.tail import tail_lines
 
 DEFAULT_LOG_LINES = 200
@@ -70,14 +69,16 @@ def _state_dir(state: Path | None) -> Path:
 # -- start ------------------------------------------------------------------------------------
 
 
-def start_run(config: dict[str, Any], *, state: Path | None = None) -> RunStarted:
+def start_run(config: RunDocument | dict[str, Any], *, state: Path | None = None) -> RunStarted:
     """Create the run directory and config.yaml, register the run, start its supervisor.
 
     Returns at once with status ``starting``; the supervisor brings the components up.
     """
-    run_section, environment, backend_name, total_steps = _check_run_config(config)
+    document = _check_run_config(config)
+    environment, backend_name = document.run.environment, document.run.backend
+    assert environment is not None
     backend = resolve_backend(backend_name)
-    backend.check(config, os.environ)
+    backend.check(document, os.environ)
     state_path = _state_dir(state)
     (state_path / "runs").mkdir(parents=True, exist_ok=True)
     paths: RunPaths | None = None
@@ -93,16 +94,17 @@ def start_run(config: dict[str, Any], *, state: Path | None = None) -> RunStarte
         raise RunError("could not allocate a fresh run id; try again")
     paths.logs.mkdir()
     paths.checkpoints.mkdir()
-    document = copy.deepcopy(config)
-    document["run"] = {**run_section, "id": paths.run_id, "dir": str(paths.root), "backend": backend_name}
+    document = document.model_copy(
+        update={"run": document.run.model_copy(update={"id": paths.run_id, "dir": str(paths.root)})}
+    )
     try:
-        write_config(paths.config, document)
+        run_document.write(paths.config, document)
     except yaml.YAMLError as exc:
         raise InvalidRunConfig(f"the run config cannot be written as YAML: {exc}") from exc
     with Registry(state_path) as registry:
         created = registry.insert_run(
             run_id=paths.run_id, environment=environment, backend=backend_name, run_dir=str(paths.root),
-            total_steps=total_steps, reason="run created",
+            total_steps=document.env.total_steps, reason="run created",
         )
         try:
             with open(paths.log("supervisor"), "ab") as log:
@@ -132,25 +134,14 @@ def start_run(config: dict[str, Any], *, state: Path | None = None) -> RunStarte
     )
 
 
-def _check_run_config(config: object) -> tuple[dict[str, Any], str, str, int | None]:
-    if not isinstance(config, dict):
-        raise InvalidRunConfig(f"the run config must be a mapping with run/env/openai/trainer sections, not {type(config).__name__}")
-    run = config.get("run")
-    if not isinstance(run, dict):
-        raise InvalidRunConfig("the run config has no 'run' section: it needs run.environment, run.env_file and run.backend")
-    environment = run.get("environment")
-    if not isinstance(environment, str) or not environment.strip():
+def _check_run_config(config: object) -> RunDocument:
+    try:
+        document = run_document.from_data(config)
+    except run_document.RunDocumentError as exc:
+        raise InvalidRunConfig(f"the run config is not valid: {exc}") from None
+    if not (document.run.environment or "").strip():
         raise InvalidRunConfig("run.environment is missing: select an environment first")
-    backend = run.get("backend", "local")
-    if not isinstance(backend, str):
-        raise InvalidRunConfig(f"run.backend must be a backend name such as 'local', not {backend!r}")
-    for section in ("env", "trainer"):
-        if section in config and not isinstance(config[section], dict):
-            raise InvalidRunConfig(f"the {section!r} section must be a mapping of field names to values")
-    total = (config.get("env") or {}).get("total_steps")
-    if total is not None and (isinstance(total, bool) or not isinstance(total, int) or total <= 0):
-        raise InvalidRunConfig(f"env.total_steps must be a positive integer, not {total!r}")
-    return run, environment, backend, total
+    return document
 
 
 # -- liveness ---------------------------------------------------------------------------------
@@ -364,8 +355,8 @@ def get_results(run_id: str, *, state: Path | None = None) -> RunResults:
     checkpoints = _checkpoints(paths)
     final_checkpoint = next((c.path for c in reversed(checkpoints) if c.kind == "final"), None)
     try:
-        config = redact_data(read_config(paths.config))
-    except (OSError, yaml.YAMLError):
+        config = redact_data(run_document.load(paths.config).to_data())
+    except (OSError, run_document.RunDocumentError):
         config = {}
     step = max([row["step"] or 0, *(p.step for points in history.values() for p in points[-1:])])
     return RunResults(

@@ -19,8 +19,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
+from hermes_rl_mcp import run_document
+from hermes_rl_mcp.run_document import RunDocument
 from hermes_rl_mcp.runs.backends import Backend, ComponentSpec, Ports, resolve_backend
 from hermes_rl_mcp.runs.childenv import minimal_environment
 from hermes_rl_mcp.runs.ids import validate_run_id
@@ -29,7 +31,6 @@ from hermes_rl_mcp.runs.probe import http_ok
 from hermes_rl_mcp.runs.procs import become_subreaper, descendants, reap_adopted, start_time_of, terminate_trees
 from hermes_rl_mcp.runs.redact import redact_text
 from hermes_rl_mcp.runs.registry import Registry
-from hermes_rl_mcp.runs.runconfig import read_config, with_ports, write_config
 from hermes_rl_mcp.runs.tail import latest_step, tail_lines
 from hermes_rl_mcp.start_gate import GATE_VARIABLE
 
@@ -124,15 +125,15 @@ class Supervisor:
     # -- starting ------------------------------------------------------------------------------
 
     def _start_and_watch(self) -> Outcome:
-        config = read_config(self.paths.config)
-        backend = resolve_backend((config.get("run") or {}).get("backend", "local"))
+        document = run_document.load(self.paths.config)
+        backend = resolve_backend(document.run.backend)
         ports = Ports(api=free_port(), policy=free_port())
         while ports.policy == ports.api:
             ports = Ports(api=ports.api, policy=free_port())
-        order = [spec.name for spec in backend.components(config, self.paths.config, ports)]
+        order = [spec.name for spec in backend.components(document, self.paths.config, ports)]
         self.say(f"starting {', '.join(order)}")
         attempts = dict.fromkeys(order, 1)
-        specs = self._spawn_from(backend, config, ports, 0)
+        specs = self._spawn_from(backend, document, ports, 0)
         index = 0
         while index < len(order):
             name = order[index]
@@ -150,7 +151,7 @@ class Supervisor:
                 # The components after it are still waiting at their start gate and hold the
                 # old address: end them and start them again with the new one.
                 self._end_waiting(order[index + 1:])
-                specs = self._spawn_from(backend, config, ports, index)
+                specs = self._spawn_from(backend, document, ports, index)
                 continue
             if isinstance(result, Outcome):
                 return result
@@ -163,7 +164,7 @@ class Supervisor:
             self.say("run is running")
         return self._watch()
 
-    def _spawn_from(self, backend: Backend, config: dict[str, Any], ports: Ports, first: int) -> list[ComponentSpec]:
+    def _spawn_from(self, backend: Backend, document: RunDocument, ports: Ports, first: int) -> list[ComponentSpec]:
         """Write the ports into config.yaml and spawn the components from ``first`` on, together.
 
         Their interpreters start and import in parallel; each one after the first waits at its
@@ -171,9 +172,9 @@ class Supervisor:
         health URL, so the run still comes up in order. A component whose predecessor has no
         health URL is spawned only once that predecessor is ready.
         """
-        config = with_ports(config, ports)
-        write_config(self.paths.config, config)
-        specs = backend.components(config, self.paths.config, ports)
+        document = document.with_ports(ports.api, ports.policy)
+        run_document.write(self.paths.config, document)
+        specs = backend.components(document, self.paths.config, ports)
         for index in range(first, len(specs)):
             gate = specs[index - 1].health_url if index > first else None
             if index > first and gate is None:

@@ -12,10 +12,13 @@ import importlib.metadata
 import json
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_rl_mcp.runs.backends import ComponentSpec, LocalBackend, Ports
 from hermes_rl_mcp.runs.errors import BackendUnavailable
+
+if TYPE_CHECKING:  # the supervisor imports this module and pays for no model it does not use
+    from hermes_rl_mcp.run_document import RunDocument
 
 # The SDK's own default address when TINKER_BASE_URL is unset: the hosted Tinker service.
 HOSTED_BASE_URL = "https://tinker.thinkingmachines.dev/services/tinker-prod"
@@ -71,7 +74,7 @@ class TinkerBackend:
     # A stopped trainer saves its final state and releases its adapter on the engine.
     stop_grace = 30.0
 
-    def check(self, config: dict[str, Any], environ: Any) -> None:
+    def check(self, config: RunDocument, environ: Any) -> None:
         key = environ.get("TINKER_API_KEY", "")
         base_url = (environ.get("TINKER_BASE_URL") or "").strip().rstrip("/") or HOSTED_BASE_URL
         where = "the hosted Tinker service" if base_url == HOSTED_BASE_URL else f"the engine at {base_url}"
@@ -87,13 +90,13 @@ class TinkerBackend:
         if problem:
             raise BackendUnavailable(f"{problem}; or use backend 'local'")
         LocalBackend().check(config, environ)  # the environment file runs on this machine on both backends
-        env_file = Path(config["run"]["env_file"])
+        env_file = Path(config.run.env_file or "")
         if "guided_choice" in env_file.read_text(encoding="utf-8", errors="replace"):
             raise BackendUnavailable(
-                f"environment {config['run'].get('environment')!r} constrains answers with guided_choice, which "
+                f"environment {config.run.environment!r} constrains answers with guided_choice, which "
                 "Tinker's sampler cannot honour; train it on backend 'local', or change it to score free-form answers"
             )
-        base_model = str((config.get("trainer") or {}).get("base_model", ""))
+        base_model = str(config.trainer_value("base_model", ""))
         problem = engine_problem(base_url, key, base_model)
         if problem:
             raise BackendUnavailable(
@@ -101,7 +104,7 @@ class TinkerBackend:
                 "trainer.base_model at a model it serves (HERMES_RL_PROFILE_TINKER)"
             )
 
-    def components(self, config: dict[str, Any], config_path: Path, ports: Ports) -> list[ComponentSpec]:
+    def components(self, config: RunDocument, config_path: Path, ports: Ports) -> list[ComponentSpec]:
         api, trainer, env = LocalBackend().components(config, config_path, ports)
         # Creating the LoRA client and the first sampler weights takes seconds to minutes.
         trainer = ComponentSpec(

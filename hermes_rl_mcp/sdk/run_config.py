@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from hermes_rl_mcp import yaml_text
+from hermes_rl_mcp import run_document, yaml_text
+from hermes_rl_mcp.run_document import RunDocument
 from hermes_rl_mcp.sdk.base import APIServerConfig, BaseEnv, BaseEnvConfig
 
-DEFAULT_RUN_DIR = "hermes-rl-run"
 NULL_WORDS = {"null", "none", "~"}
 
 
@@ -34,8 +34,7 @@ class RunSettings:
     servers: list[APIServerConfig]
     run_dir: Path
     temperature: float = 1.0
-    run: dict[str, Any] = field(default_factory=dict)
-    trainer: dict[str, Any] = field(default_factory=dict)
+    document: RunDocument = field(default_factory=RunDocument)
 
 
 def _accepts_str(annotation: Any) -> bool:
@@ -112,38 +111,29 @@ def parse_overrides(args: list[str]) -> dict[str, dict[str, str]]:
     return out
 
 
-def load_yaml(path: Path | None) -> dict[str, Any]:
+def load_document(path: Path | None) -> RunDocument:
     if path is None:
-        return {}
+        return RunDocument()
     try:
-        data = yaml_text.load(Path(path).read_text()) or {}
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist") from None
-    except yaml_text.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file {path} must be a mapping with sections run, env, openai, trainer")
-    for section in ("run", "env", "trainer"):
-        if not isinstance(data.get(section) or {}, dict):
-            raise ConfigError(f"section {section!r} of {path} must be a mapping")
-    return data
+        return run_document.load(Path(path))
+    except run_document.RunDocumentError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def resolve(env_cls: type[BaseEnv], yaml_path: Path | None, cli_args: list[str]) -> RunSettings:
     """The merged, validated settings of an environment process."""
-    data = load_yaml(yaml_path)
+    document = load_document(yaml_path)
     overrides = parse_overrides(cli_args)
-    run = dict(data.get("run") or {})
-    trainer = dict(data.get("trainer") or {})
+    run = document.run
     config_cls = env_cls.env_config_cls
     initial_env, initial_servers = env_cls.config_init()
 
     values = initial_env.model_dump()
     sources: dict[str, str] = {}
-    if run.get("api_url"):
-        values["rollout_server_url"] = run["api_url"]
+    if run.api_url:
+        values["rollout_server_url"] = run.api_url
         sources["rollout_server_url"] = "run.api_url"
-    for name, value in (data.get("env") or {}).items():
+    for name, value in document.env.model_dump(exclude_unset=True).items():
         values[name] = value
         sources[name] = "the YAML env section"
     for name, raw in overrides["env"].items():
@@ -158,15 +148,11 @@ def resolve(env_cls: type[BaseEnv], yaml_path: Path | None, cli_args: list[str])
 
     base_server = initial_servers[0].model_dump() if initial_servers else APIServerConfig().model_dump()
     servers = [s.model_dump() for s in initial_servers] or [dict(base_server)]
-    if run.get("policy_url"):
-        for server in servers:
-            server["base_url"] = run["policy_url"]
-    section = data.get("openai")
-    if section:
-        entries = section if isinstance(section, list) else [section]
-        if not all(isinstance(entry, dict) for entry in entries):
-            raise ConfigError("section 'openai' must be a mapping or a list of mappings of APIServerConfig fields")
-        servers = [{**base_server, **({"base_url": run["policy_url"]} if run.get("policy_url") else {}), **entry} for entry in entries]
+    policy_url = {"base_url": run.policy_url} if run.policy_url else {}
+    for server in servers:
+        server.update(policy_url)
+    if document.openai:
+        servers = [{**base_server, **policy_url, **entry} for entry in document.openai]
     for name, raw in overrides["openai"].items():
         if name not in APIServerConfig.model_fields:
             raise ConfigError(f"--openai.{name} is not a field; valid fields: {', '.join(sorted(APIServerConfig.model_fields))}")
@@ -177,8 +163,7 @@ def resolve(env_cls: type[BaseEnv], yaml_path: Path | None, cli_args: list[str])
     except ValidationError as exc:
         raise ConfigError(_validation_message(APIServerConfig, "openai", exc, {n: "the command line" for n in overrides["openai"]})) from None
 
-    temperature = trainer.get("temperature", 1.0)
+    temperature = document.trainer_value("temperature", 1.0)
     if not isinstance(temperature, int | float) or isinstance(temperature, bool) or temperature < 0:
         raise ConfigError(f"trainer.temperature must be a non-negative number, got {temperature!r}")
-    run_dir = Path(run.get("dir") or DEFAULT_RUN_DIR)
-    return RunSettings(env_config, server_configs, run_dir, float(temperature), run, trainer)
+    return RunSettings(env_config, server_configs, document.run_dir, float(temperature), document)

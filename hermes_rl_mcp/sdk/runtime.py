@@ -14,7 +14,6 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from hermes_rl_mcp.metrics_log import MetricsLog
 from hermes_rl_mcp.sdk.base import BaseEnv, ScoredDataGroup
@@ -249,7 +248,7 @@ class Server:
         elif self.config.batch_size > 0:
             self.batch_size = self.config.batch_size
         else:
-            self.batch_size = int(self.rt.settings.trainer.get("batch_size", 64))
+            self.batch_size = int(self.rt.settings.document.trainer_value("batch_size", 64))
         log(
             f"registered as env {self.env_id} at {self.config.rollout_server_url}; batch_size {self.batch_size}, "
             f"group_size {self.config.group_size}, total_steps {self.config.total_steps}, starting at step {self.rt.step}"

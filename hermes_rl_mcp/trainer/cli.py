@@ -25,13 +25,14 @@ def main(argv: list[str] | None = None) -> int:
     # run for the cores. Set before NumPy is first imported.
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
-    from hermes_rl_mcp.trainer.loop import RunFile, TrainerError, load_run_file, run_trainer
+    from hermes_rl_mcp.run_document import RunDocument
+    from hermes_rl_mcp.trainer.loop import TrainerError, load_run_file, run_trainer
     from hermes_rl_mcp.start_gate import wait_for_predecessor
 
     wait_for_predecessor()  # imports done; under a supervisor, serve only once the API answers
 
     try:
-        config = load_run_file(args.config) if args.config else RunFile()
+        config = load_run_file(args.config) if args.config else RunDocument()
         if args.port is not None:
             config.trainer.port = args.port
         trainer = run_trainer(config)

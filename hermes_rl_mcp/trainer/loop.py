@@ -19,99 +19,26 @@ from typing import Any
 import anyio
 import httpx
 import uvicorn
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from hermes_rl_mcp import yaml_text
+from hermes_rl_mcp import run_document
+from hermes_rl_mcp.run_document import RunDocument
 from hermes_rl_mcp.metrics_log import MetricsLog
 from hermes_rl_mcp.trainer.grpo import BatchError
 from hermes_rl_mcp.trainer.policy_server import build_app
 from hermes_rl_mcp.trainer.seam import PolicyLearner, TrainerError
-from hermes_rl_mcp.trainer.settings import TRAINER_SETTINGS, TinkerTrainerConfig, TrainerConfig
+from hermes_rl_mcp.trainer.settings import TinkerTrainerConfig, TrainerConfig
 
-DEFAULT_RUN_DIR = "hermes-rl-run"
 REGISTER_TIMEOUT = 30.0
 POLL_INTERVAL = 0.05
 IDLE_EXIT = 5.0  # after the final checkpoint, an idle policy server stops after this long
 
 
-class RunSection(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    id: str | None = None
-    dir: str | None = None
-    backend: str = "local"
-    environment: str | None = None
-    api_url: str = "http://127.0.0.1:8000"
-    policy_url: str | None = None
-
-
-class EnvSection(BaseModel):
-    """The environment fields the trainer reads; the rest belong to the environment."""
-
-    model_config = ConfigDict(extra="allow")
-
-    total_steps: int = Field(1000, gt=0)
-    use_wandb: bool = True
-    wandb_name: str | None = None
-    max_token_length: int = Field(2048, gt=0)
-
-
-class RunFile(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    run: RunSection = Field(default_factory=RunSection)
-    env: EnvSection = Field(default_factory=EnvSection)
-    trainer: TrainerConfig | TinkerTrainerConfig = Field(default_factory=TrainerConfig)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _trainer_of_the_backend(cls, data: Any) -> Any:
-        """The trainer section is read as the settings of the run's backend."""
-        if not isinstance(data, dict):
-            return data
-        run = data.get("run") if isinstance(data.get("run"), dict) else {}
-        backend = run.get("backend", "local")
-        settings = TRAINER_SETTINGS.get(backend)
-        if settings is None:
-            raise ValueError(f"run.backend {backend!r} has no trainer; valid backends: {', '.join(TRAINER_SETTINGS)}")
-        trainer = data.get("trainer")
-        if not isinstance(trainer, BaseModel):
-            try:
-                data = {**data, "trainer": settings.model_validate(trainer or {})}
-            except ValidationError as exc:
-                raise ValueError(_problems(exc, prefix="trainer.")) from None
-        return data
-
-    @property
-    def run_dir(self) -> Path:
-        return Path(self.run.dir or DEFAULT_RUN_DIR).expanduser()
-
-
-def _problems(exc: ValidationError, prefix: str = "") -> str:
-    return "; ".join(
-        f"{prefix}{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_url=False)
-    )
-
-
-def load_run_file(path: Path) -> RunFile:
-    """The run YAML, validated; raises TrainerError saying what is wrong."""
+def load_run_file(path: Path) -> RunDocument:
+    """The run document, validated; raises TrainerError saying what is wrong."""
     try:
-        raw = yaml_text.load(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TrainerError(f"config file {path} does not exist") from None
-    except yaml_text.YAMLError as exc:
-        raise TrainerError(f"config file {path} is not valid YAML: {exc}") from None
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise TrainerError(f"config file {path} must hold a mapping with sections run, env, openai, trainer")
-    for section in ("run", "env", "trainer"):
-        if raw.get(section) is None:
-            raw.pop(section, None)
-    try:
-        return RunFile.model_validate(raw)
-    except ValidationError as exc:
-        raise TrainerError(f"config file {path}: {_problems(exc)}") from None
+        return run_document.load(path)
+    except run_document.RunDocumentError as exc:
+        raise TrainerError(str(exc)) from None
 
 
 def _bind(port: int) -> socket.socket:
@@ -127,12 +54,14 @@ def _bind(port: int) -> socket.socket:
     return sock
 
 
-def make_learner(config: RunFile) -> PolicyLearner:
+def make_learner(config: RunDocument) -> PolicyLearner:
     """The learner of the run's backend; each imports only what it needs."""
     if isinstance(config.trainer, TinkerTrainerConfig):
         from hermes_rl_mcp.trainer.tinker_learner import TinkerLearner
 
         return TinkerLearner(config.trainer, config.run_dir, max_tokens=config.env.max_token_length, log=_stderr)
+    if not isinstance(config.trainer, TrainerConfig):
+        raise TrainerError(f"run.backend {config.run.backend!r} brings its own trainer; this one trains 'local' and 'tinker'")
     from hermes_rl_mcp.trainer.local_learner import LocalLearner
 
     return LocalLearner(config.trainer, config.run_dir, run_id=config.run.id)
@@ -143,7 +72,7 @@ def _stderr(message: str) -> None:
 
 
 class Trainer:
-    def __init__(self, config: RunFile, *, log: Any = None, learner: PolicyLearner | None = None) -> None:
+    def __init__(self, config: RunDocument, *, log: Any = None, learner: PolicyLearner | None = None) -> None:
         self.config = config
         self.log = log or _stderr
         self.learner = learner or make_learner(config)
@@ -296,7 +225,7 @@ class Trainer:
             await anyio.sleep(0.1)
 
 
-def run_trainer(config: RunFile, *, log: Any = None) -> Trainer:
+def run_trainer(config: RunDocument, *, log: Any = None) -> Trainer:
     """Run to completion (or until SIGTERM) in this thread; returns the finished trainer."""
     trainer = Trainer(config, log=log)
 
@@ -318,5 +247,5 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def describe(config: RunFile) -> str:
+def describe(config: RunDocument) -> str:
     return json.dumps({"run_dir": str(config.run_dir), "total_steps": config.env.total_steps, **config.trainer.model_dump()})
