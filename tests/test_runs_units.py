@@ -187,3 +187,44 @@ def test_a_run_document_names_each_wrong_field() -> None:
         from_data(["run"])
     # An operator's own backend keeps its trainer section as written.
     assert from_data({"run": {"backend": "cluster"}, "trainer": {"nodes": 4}}).trainer == {"nodes": 4}
+
+
+def test_results_follow_every_change_to_the_runs_files(tmp_path: Path) -> None:
+    """Results read a run's files once per change: each append, replacement or new file shows."""
+    from hermes_rl_mcp.run_document import from_data, write
+    from hermes_rl_mcp.runs import get_results
+    from hermes_rl_mcp.runs.layout import RunPaths
+
+    state = tmp_path / "state"
+    paths = RunPaths.of(state, new_run_id())
+    for folder in (paths.logs, paths.checkpoints):
+        folder.mkdir(parents=True)
+    with Registry(state) as registry:
+        registry.insert_run(run_id=paths.run_id, environment="demo", backend="local", run_dir=str(paths.root),
+                            total_steps=10, reason="run created")
+    write(paths.config, from_data({"run": {"environment": "demo"}, "trainer": {"learning_rate": 0.01}}))
+
+    def append(path: Path, record: dict) -> None:
+        with open(path, "a") as handle:
+            handle.write(json.dumps(record) + "\n")
+
+    append(paths.metrics, {"step": 1, "train/loss": 2.0})
+    first = get_results(paths.run_id, state=state)
+    assert first.final_metrics == {"train/loss": 2.0} and first.checkpoints == []
+    assert get_results(paths.run_id, state=state).final_metrics == {"train/loss": 2.0}  # read again: the same
+
+    append(paths.metrics, {"step": 2, "train/loss": 1.5})  # same second, a few bytes more
+    assert get_results(paths.run_id, state=state).final_metrics == {"train/loss": 1.5}
+
+    (paths.checkpoints / "step_2.npz").write_bytes(b"x")
+    append(paths.checkpoints_index, {"step": 2, "path": "checkpoints/step_2.npz", "kind": "final"})
+    results = get_results(paths.run_id, state=state)
+    assert [c.exists for c in results.checkpoints] == [True] and results.final_checkpoint.endswith("step_2.npz")
+    (paths.checkpoints / "step_2.npz").unlink()
+    assert [c.exists for c in get_results(paths.run_id, state=state).checkpoints] == [False]
+
+    write(paths.config, from_data({"run": {"environment": "demo"}, "trainer": {"learning_rate": 0.02}}))
+    assert get_results(paths.run_id, state=state).config["trainer"]["learning_rate"] == 0.02
+
+    (paths.wandb / "offline-run-1").mkdir(parents=True)
+    assert get_results(paths.run_id, state=state).wandb.mode == "offline"

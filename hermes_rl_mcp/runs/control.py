@@ -6,12 +6,14 @@ restarted (or killed with SIGKILL) and started again sees every run in its true 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from hermes_rl_mcp.runs.models import (
     RUN_STATES,
     STATUS_METRICS,
     TERMINAL_STATES,
+    BestMetric,
     CheckpointInfo,
     ComponentStatus,
     LogText,
@@ -351,14 +354,8 @@ def get_results(run_id: str, *, state: Path | None = None) -> RunResults:
         row = _require_run(registry, run_id)
         events = [RunEvent(**event) for event in registry.events(run_id)]
     paths = RunPaths(Path(row["run_dir"]))
-    final, best, history = summarize(read_metrics(paths.metrics))
-    checkpoints = _checkpoints(paths)
-    final_checkpoint = next((c.path for c in reversed(checkpoints) if c.kind == "final"), None)
-    try:
-        config = redact_data(run_document.load(paths.config).to_data())
-    except (OSError, run_document.RunDocumentError):
-        config = {}
-    step = max([row["step"] or 0, *(p.step for points in history.values() for p in points[-1:])])
+    files = _run_files(paths, row.get("wandb_url"))
+    step = max([row["step"] or 0, files.last_step])
     return RunResults(
         run_id=run_id,
         environment=row["environment"],
@@ -370,14 +367,72 @@ def get_results(run_id: str, *, state: Path | None = None) -> RunResults:
         duration_seconds=round((row["ended_at"] or time.time()) - row["created_at"], 3),
         step=step,
         total_steps=row["total_steps"],
-        final_metrics=final,
-        best_metrics=best,
-        history={name: MetricSeries.of(points) for name, points in history.items()},
-        checkpoints=checkpoints,
-        final_checkpoint=final_checkpoint,
-        config=config,
-        wandb=_wandb_info(paths, row),
+        final_metrics=files.final,
+        best_metrics=files.best,
+        history=files.history,
+        checkpoints=files.checkpoints,
+        final_checkpoint=files.final_checkpoint,
+        config=files.config,
+        wandb=files.wandb,
         events=events,
+    )
+
+
+@dataclass(frozen=True)
+class _RunFiles:
+    """What results read from a run's own files (metrics, checkpoints, config, logs, W&B)."""
+
+    final: dict[str, float]
+    best: dict[str, BestMetric]
+    history: dict[str, MetricSeries]
+    last_step: int
+    checkpoints: list[CheckpointInfo]
+    final_checkpoint: str | None
+    config: dict[str, Any]
+    wandb: WandbInfo
+
+
+def _run_files(paths: RunPaths, wandb_url: str | None) -> _RunFiles:
+    """The run's files read once per change: an agent polling results of a long run re-reads nothing."""
+    return _read_run_files(paths, wandb_url, _identity(paths))
+
+
+def _identity(paths: RunPaths) -> tuple[Any, ...]:
+    """Changes whenever a file results read changes: appended, replaced, created or removed."""
+    def stat(path: Path) -> tuple[int, int, int] | None:
+        try:
+            found = os.stat(path)
+        except OSError:
+            return None
+        return found.st_ino, found.st_size, found.st_mtime_ns
+
+    def names(folder: Path) -> tuple[str, ...]:
+        try:
+            return tuple(sorted(os.listdir(folder)))
+        except OSError:
+            return ()
+
+    files = (paths.metrics, paths.checkpoints_index, paths.config, paths.log("trainer"), paths.log("env"))
+    return tuple(stat(path) for path in files) + (names(paths.checkpoints), names(paths.wandb), names(paths.wandb / "wandb"))
+
+
+@functools.lru_cache(maxsize=32)
+def _read_run_files(paths: RunPaths, wandb_url: str | None, identity: tuple[Any, ...]) -> _RunFiles:
+    final, best, history = summarize(read_metrics(paths.metrics))
+    checkpoints = _checkpoints(paths)
+    try:
+        config = redact_data(run_document.load(paths.config).to_data())
+    except (OSError, run_document.RunDocumentError):
+        config = {}
+    return _RunFiles(
+        final=final,
+        best=best,
+        history={name: MetricSeries.of(points) for name, points in history.items()},
+        last_step=max((points[-1].step for points in history.values() if points), default=0),
+        checkpoints=checkpoints,
+        final_checkpoint=next((c.path for c in reversed(checkpoints) if c.kind == "final"), None),
+        config=config,
+        wandb=_wandb_info(paths, wandb_url),
     )
 
 
@@ -407,11 +462,10 @@ def _checkpoints(paths: RunPaths) -> list[CheckpointInfo]:
     return found
 
 
-def _wandb_info(paths: RunPaths, row: dict[str, Any]) -> WandbInfo:
+def _wandb_info(paths: RunPaths, url: str | None) -> WandbInfo:
     offline: list[Path] = []
     for pattern in ("offline-run-*", "wandb/offline-run-*"):
         offline.extend(p for p in paths.wandb.glob(pattern) if p.is_dir())
-    url = row.get("wandb_url")
     if not url:
         for component in ("trainer", "env"):
             try:
