@@ -307,3 +307,26 @@ def test_a_damaged_selection_file_is_reported_with_where_it_went(write_env, isol
         control.current_config()
     selected = control.select_environment("toy")
     assert not any("damaged" in note for note in selected.notes)
+
+
+def test_the_config_read_follows_every_file_it_comes_from(write_env, tmp_path, monkeypatch) -> None:
+    """Read after read, the config shows another server's edit, a changed source and a changed profile."""
+    reader, writer = toy(write_env), toy(write_env)
+    reader.select_environment("toy")
+    for _ in range(3):  # repeated reads, as an agent makes them
+        assert values(reader)["env.difficulty"] == 5
+    writer.edit_config("difficulty", 7)  # another server process on the same state directory
+    assert values(reader)["env.difficulty"] == 7
+
+    path = write_env.root / "toy.py"
+    path.write_text(path.read_text().replace('label: str = "toy"', 'label: str = "toy"\n    speed: int = 4'))
+    assert values(reader)["env.speed"] == 4
+
+    profile = tmp_path / "ops.yaml"
+    profile.write_text("backend: local\nlocked:\n  env.group_size: 2\n")
+    monkeypatch.setenv("HERMES_RL_PROFILE_LOCAL", str(profile))
+    assert values(reader)["env.group_size"] == 2
+    profile.write_text("backend: local\nlocked:\n  env.group_size: 3\n")
+    assert values(reader)["env.group_size"] == 3
+    monkeypatch.delenv("HERMES_RL_PROFILE_LOCAL")
+    assert "env.group_size" not in reader.current_config().locked

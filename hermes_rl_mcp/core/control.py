@@ -7,6 +7,7 @@ directory; the instance only keeps the discovery cache.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ class ControlPlane:
         self._state_dir = state_dir
         self._env_dirs = env_dirs
         self._discovery = Discovery()
+        self._config_memo: tuple[tuple[Any, ...] | None, CurrentConfig] | None = None
 
     @property
     def state_dir(self) -> Path:
@@ -111,10 +113,16 @@ class ControlPlane:
         return selection
 
     def current_config(self) -> CurrentConfig:
+        # An agent reads the config again and again between edits: while the selection file, the
+        # environment's file and the profile file are the same files, so is the answer.
+        remembered = self._config_memo
+        if remembered is not None and remembered[0] == self._config_identity(remembered[1]):
+            return remembered[1]
+        before = self._config_identity(remembered[1]) if remembered is not None else None
         selection = self._selection()
         profile = config.load_profile(selection.backend)
         editable, locked = config.build_fields(selection, profile)
-        return CurrentConfig(
+        answer = CurrentConfig(
             environment=selection.environment.name,
             environment_file=selection.environment.file,
             backend=profile.backend,
@@ -122,6 +130,18 @@ class ControlPlane:
             editable=editable,
             locked=locked,
         )
+        # Remembered under the files' identities only if none of them changed while it was made
+        # (another server may be editing); otherwise made again on the next call.
+        after = self._config_identity(answer)
+        self._config_memo = (after if before == after else None, answer)
+        return answer
+
+    def _config_identity(self, answer: CurrentConfig) -> tuple[Any, ...]:
+        """What ``answer`` was made from: the selection's and the operator profile's text (small
+        files, compared whole, since a rewrite within one clock tick can keep size and mtime), and
+        the environment file's size and mtime (as a stale selection is detected)."""
+        environment = _file_identity(Path(answer.environment_file))
+        return _text_of(self._store().path), environment, _text_of(settings.profile_override(answer.backend))
 
     def edit_config(self, field: str, value: Any) -> EditResult:
         with self._store().changing():
@@ -147,3 +167,20 @@ class ControlPlane:
         """The resolved config of the current selection, for starting a run."""
         selection = self._selection()
         return config.run_document(selection, config.load_profile(selection.backend))
+
+
+def _file_identity(path: Path) -> tuple[int, int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
+
+
+def _text_of(path: Path | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
