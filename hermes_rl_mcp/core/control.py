@@ -26,6 +26,7 @@ class ControlPlane:
         self._env_dirs = env_dirs
         self._discovery = Discovery()
         self._config_memo: tuple[tuple[Any, ...] | None, CurrentConfig] | None = None
+        self._selected_memo: tuple[bytes | None, str | None] | None = None
 
     @property
     def state_dir(self) -> Path:
@@ -42,11 +43,20 @@ class ControlPlane:
     def list_environments(self) -> EnvironmentList:
         dirs = self._env_dirs if self._env_dirs is not None else settings.environment_dirs()
         listing = self._discovery.scan(dirs)
+        return listing.model_copy(update={"selected": self._selected_name()})
+
+    def _selected_name(self) -> str | None:
+        """The selected environment's name; the selection is parsed again only when its text changed."""
+        text = _text_of(self._store().path)
+        if self._selected_memo is not None and self._selected_memo[0] == text:
+            return self._selected_memo[1]
         try:
             selection = self._store().load()
         except SelectionDamaged:
-            selection = None  # the listing stands on its own; the next selection call reports it
-        return listing.model_copy(update={"selected": selection.environment.name if selection else None})
+            return None  # the listing stands on its own; the next selection call reports it
+        name = selection.environment.name if selection else None
+        self._selected_memo = (text, name)
+        return name
 
     def _find(self, name: str) -> EnvironmentInfo:
         listing = self.list_environments()
