@@ -20,6 +20,7 @@ CALLS = [
     (tinker.TrainingClient, "forward_backward_async", ["data", "loss_fn"]),
     (tinker.TrainingClient, "optim_step_async", []),
     (tinker.TrainingClient, "save_weights_for_sampler", ["name"]),
+    (tinker.TrainingClient, "save_weights_for_sampler_async", ["name"]),
     (tinker.TrainingClient, "save_state", ["name"]),
     (tinker.SamplingClient, "sample_async", ["prompt", "num_samples", "sampling_params"]),
     (types.ModelInput, "from_ints", []),

@@ -60,6 +60,8 @@ class TinkerLearner:
         self.training: Any = None
         self.policy: TinkerPolicy | None = None  # set by start()
         self.sampler_path: str | None = None
+        self._published_step = 0  # the step whose sampler weights the policy endpoint serves
+        self._pending_save: tuple[int, Any] | None = None  # (step, future) queued by step()
 
     # --- bounded engine calls -------------------------------------------------------------------
 
@@ -127,11 +129,16 @@ class TinkerLearner:
             weight_decay=cfg.weight_decay, grad_clip_norm=cfg.max_grad_norm,
         )
         started = time.perf_counter()
-        # Both requests are queued before either result is awaited: the engine runs the optimiser
-        # step right after the backward pass, without a round trip in between.
-        backward_future, optim_future = await self._bounded("submitting forward_backward and optim_step", lambda: self._submit(
-            self.training.forward_backward_async(data, loss_fn="importance_sampling"), self.training.optim_step_async(adam)
+        # The backward pass, the optimiser step and the saving of the new sampler weights are all
+        # queued before any result is awaited: the engine runs them back to back (SkyRL tx in one
+        # pass of its scheduling loop), with no round trip in between; publish() collects the save.
+        step = self._published_step + 1
+        backward_future, optim_future, save_future = await self._bounded("submitting the training step", lambda: self._submit(
+            self.training.forward_backward_async(data, loss_fn="importance_sampling"),
+            self.training.optim_step_async(adam),
+            self.training.save_weights_for_sampler_async(name=f"step-{step}"),
         ))
+        self._pending_save = (step, save_future)
         backward = await self._bounded("forward_backward", backward_future.result_async)
         backward_done = time.perf_counter()
         await self._bounded("optim_step", optim_future.result_async)
@@ -163,9 +170,15 @@ class TinkerLearner:
 
     async def publish(self, step: int) -> dict[str, float]:
         started = time.perf_counter()
-        path = await self._save_sampler_weights(step)
+        pending, self._pending_save = self._pending_save, None
+        if pending is not None and pending[0] == step:
+            saved = await self._bounded("save_weights_for_sampler", pending[1].result_async)
+            self.sampler_path = path = str(saved.path)
+        else:  # no step was trained since the last publish (a malformed batch was skipped)
+            path = await self._save_sampler_weights(step)
         sampler = await self._in_thread("creating a sampling client", lambda: self.service.create_sampling_client(model_path=path))
         self.policy.publish(sampler, step)  # requests arriving from now on sample the new weights
+        self._published_step = step
         return {"time/weight_sync": time.perf_counter() - started}
 
     async def checkpoint(self, step: int, kind: str) -> str:
