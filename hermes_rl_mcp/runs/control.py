@@ -52,7 +52,8 @@ from hermes_rl_mcp.runs.models import (
 )
 from hermes_rl_mcp.runs.procs import is_same_process, start_time_of, terminate_trees
 from hermes_rl_mcp.runs.redact import redact_data, redact_text
-from hermes_rl_mcp.runs.registry import Registry
+from hermes_rl_mcp.runs.recovery import run_directories
+from hermes_rl_mcp.runs.registry import LOST_ROW, Registry
 from hermes_rl_mcp.runs.tail import tail_lines
 
 DEFAULT_LOG_LINES = 200
@@ -84,6 +85,7 @@ def start_run(config: RunDocument | dict[str, Any], *, state: Path | None = None
     backend.check(document, os.environ)
     state_path = _state_dir(state)
     (state_path / "runs").mkdir(parents=True, exist_ok=True)
+    Registry(state_path).close()  # opened (and repaired if need be) before the new directory exists
     paths: RunPaths | None = None
     for _ in range(20):
         candidate = RunPaths.of(state_path, new_run_id())
@@ -274,8 +276,16 @@ def list_runs(status: str | None = None, *, state: Path | None = None) -> RunLis
     """Every run, newest first, optionally only those in one status."""
     if status is not None and status not in RUN_STATES:
         raise InvalidArgument(f"unknown status {status!r}: valid statuses are {', '.join(RUN_STATES)}")
-    with Registry(_state_dir(state)) as registry:
+    state_path = _state_dir(state)
+    with Registry(state_path) as registry:
         rows = registry.list_runs(None if status is None else status)
+        recorded = {row["id"] for row in rows}
+        # The run directories are the record: one the registry lacks is recorded from its files.
+        for root in run_directories(state_path):
+            if root.name not in recorded and (row := registry.adopt(root, LOST_ROW)) is not None:
+                if status is None or row["status"] == status:
+                    rows.append(row)
+        rows.sort(key=lambda row: (row["created_at"], row["id"]), reverse=True)
         settled: list[dict[str, Any]] = []
         for row in rows:
             row = _settle(registry, row)

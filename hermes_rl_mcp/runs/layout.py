@@ -29,6 +29,11 @@ class RunPaths:
         return self.root / "config.yaml"
 
     @property
+    def supervisor_pid(self) -> Path:
+        """``<pid> <start time>`` of the run's supervisor: how a rebuilt registry finds a live run."""
+        return self.root / "supervisor.pid"
+
+    @property
     def logs(self) -> Path:
         return self.root / "logs"
 

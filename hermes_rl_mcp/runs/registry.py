@@ -11,12 +11,18 @@ cannot both win, and a terminal status is never overwritten.
 
 from __future__ import annotations
 
+import fcntl
+import functools
+import logging
+import os
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from hermes_rl_mcp.runs.ids import validate_run_id
+from hermes_rl_mcp.runs.recovery import recorded_run, run_directories
 from hermes_rl_mcp.runs.states import ACTIVE_STATES
 
 REGISTRY_FILE = "registry.sqlite3"
@@ -80,40 +86,155 @@ _COMPONENT_COLUMNS = frozenset({"state", "pid", "start_time", "port", "exit_code
 
 
 SCHEMA_LOCK_TIMEOUT_S = 10.0
+REPAIR_LOCK_FILE = "registry.lock"
+LOST_ROW = "it was missing from the run registry and was re-recorded from its directory"
+# SQLite's names for a file that is not (or no longer) a sound database.
+_DAMAGE = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def is_damage(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorname", None) in _DAMAGE
+
+
+def _guarded(method: Callable[..., T]) -> Callable[..., T]:
+    @functools.wraps(method)
+    def guarded(self: Registry, *args: Any, **kwargs: Any) -> T:
+        return self._use(lambda _db: method(self, *args, **kwargs))
+
+    return guarded
 
 
 class Registry:
-    """A connection to the registry; cheap to open, meant to be opened per operation."""
+    """A connection to the registry; cheap to open, meant to be opened per operation.
+
+    The run directories are the record and this file indexes them. A registry that is missing,
+    emptied or damaged is rebuilt from them: a damaged file is moved aside first, and
+    ``notes`` (and the log, and the rebuilt runs' event logs) say what happened and where it went.
+    A long-lived connection (a supervisor's) follows a rebuilt file to its new inode.
+    """
 
     def __init__(self, state: Path) -> None:
-        self.path = Path(state) / REGISTRY_FILE
+        self.state = Path(state)
+        self.path = self.state / REGISTRY_FILE
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.notes: list[str] = []
+        self._db = self._open()
+
+    # -- opening and repair --------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
         # Autocommit mode: transactions are opened explicitly where several writes must agree.
         # timeout= is SQLite's busy timeout: a writer in another process is waited for, up to 10 s.
-        self._db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
-        self._db.row_factory = sqlite3.Row
-        if self._db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
-            self._create_schema()
-        self._db.execute("PRAGMA synchronous = NORMAL")
+        db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
+        db.row_factory = sqlite3.Row
+        return db
 
-    def _create_schema(self) -> None:
+    def _open(self) -> sqlite3.Connection:
+        if _size(self.path) in (None, 0):
+            return self._repair(None)  # missing or emptied: created under the lock, from the run directories
+        db = self._connect()
+        try:
+            if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                self._create_schema(db)
+            db.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            if not is_damage(exc):
+                raise
+            return self._repair(f"{exc}")
+        self._inode = os.stat(self.path).st_ino
+        return db
+
+    def _repair(self, damage: str | None) -> sqlite3.Connection:
+        """Replace a missing, empty or damaged registry by one rebuilt from the run directories."""
+        seen = _inode(self.path)
+        with open(self.state / REPAIR_LOCK_FILE, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one repairer; the others then open its result
+            try:
+                size = _size(self.path)
+                if damage is not None and _inode(self.path) != seen or damage is None and size:
+                    return self._open()  # repaired or created meanwhile by another process
+                aside = None
+                if size is not None:
+                    aside = self.path.with_name(f"{REGISTRY_FILE}.damaged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+                    for suffix in ("", "-wal", "-shm"):  # a stale WAL must not be replayed into the new file
+                        if Path(f"{self.path}{suffix}").exists():
+                            os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
+                db = self._connect()
+                self._create_schema(db)
+                db.execute("PRAGMA synchronous = NORMAL")
+                self._inode = os.stat(self.path).st_ino
+                directories = run_directories(self.state)
+                if aside is None and not directories:
+                    return db  # a first start: nothing was lost
+                what = "was missing" if aside is None else (
+                    f"was empty (0 bytes)" if size == 0 else f"was damaged ({damage})")
+                where = "" if aside is None else f" and was moved to {aside}"
+                note = (
+                    f"the run registry {self.path} {what}{where}; it was rebuilt from the "
+                    f"{len(directories)} run directories in {self.state / 'runs'}"
+                )
+                self._db = db
+                for root in directories:
+                    self.adopt(root, note)
+                self.notes.append(note)
+                log.warning(note)
+                return db
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _use(self, operation: Callable[[sqlite3.Connection], T]) -> T:
+        """Run one operation; a registry found damaged on the way is rebuilt and the operation retried."""
+        if _inode(self.path) != self._inode:  # rebuilt by another process since this connection opened
+            self._db.close()
+            self._db = self._open()
+        try:
+            return operation(self._db)
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+            self._db.close()
+            self._db = self._repair(str(exc))
+            return operation(self._db)
+
+    def _create_schema(self, db: sqlite3.Connection) -> None:
         # Two processes (or threads) opening a fresh registry at once race here, and SQLite
         # answers a journal-mode change it cannot lock for with "database is locked" at once,
         # without waiting on the busy timeout: retry until one of them has created it.
         deadline = time.monotonic() + SCHEMA_LOCK_TIMEOUT_S
         while True:
             try:
-                self._db.execute("PRAGMA journal_mode = WAL")  # persistent: set once per file
-                self._db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};COMMIT;")
+                db.execute("PRAGMA journal_mode = WAL")  # persistent: set once per file
+                db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};COMMIT;")
                 return
             except sqlite3.OperationalError as exc:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
                     raise
             time.sleep(0.01)
-            if self._db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+            if db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
                 return  # the other opener created it
+
+    def adopt(self, root: Path, why: str) -> dict[str, Any] | None:
+        """Record the run in directory ``root`` from its files, unless it is recorded already."""
+        row = recorded_run(root, why)
+        columns = list(row)
+        with self._transaction():
+            inserted = self._db.execute(
+                f"INSERT OR IGNORE INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
+                list(row.values()),
+            ).rowcount
+            if inserted:
+                self._db.execute(
+                    "INSERT INTO events (run_id, time, status, reason) VALUES (?, ?, ?, ?)",
+                    (row["id"], row["updated_at"], row["status"], row["reason"]),
+                )
+        found = self._db.execute("SELECT * FROM runs WHERE id = ?", (row["id"],)).fetchone()
+        return dict(found) if found is not None else None
 
     def close(self) -> None:
         self._db.close()
@@ -126,11 +247,15 @@ class Registry:
 
     # -- runs ----------------------------------------------------------------------------------
 
+    @_guarded
     def insert_run(
         self, *, run_id: str, environment: str, backend: str, run_dir: str, total_steps: int | None, reason: str
     ) -> float:
         now = time.time()
         with self._transaction():
+            # A reader may have adopted the fresh directory before this row was written: replace that.
+            self._db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+            self._db.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
             self._db.execute(
                 "INSERT INTO runs (id, environment, backend, status, reason, created_at, updated_at, run_dir, total_steps)"
                 " VALUES (?, ?, ?, 'starting', ?, ?, ?, ?, ?)",
@@ -141,10 +266,17 @@ class Registry:
             )
         return now
 
+    @_guarded
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return dict(row) if row is not None else None
+        if row is not None:
+            return dict(row)
+        root = self.state / "runs" / validate_run_id(run_id)
+        if root.is_dir():  # on disk, so it exists: the registry lost it
+            return self.adopt(root, LOST_ROW)
+        return None
 
+    @_guarded
     def list_runs(self, status: str | None = None) -> list[dict[str, Any]]:
         if status is None:
             rows = self._db.execute("SELECT * FROM runs ORDER BY created_at DESC, id DESC").fetchall()
@@ -154,6 +286,7 @@ class Registry:
             ).fetchall()
         return [dict(r) for r in rows]
 
+    @_guarded
     def update_run(self, run_id: str, **fields: Any) -> None:
         """Set bookkeeping fields (pids, step...) without touching the status."""
         unknown = set(fields) - _RUN_COLUMNS
@@ -166,6 +299,7 @@ class Registry:
             f"UPDATE runs SET {assignments}, updated_at = ? WHERE id = ?", (*fields.values(), time.time(), run_id)
         )
 
+    @_guarded
     def transition(
         self,
         run_id: str,
@@ -196,6 +330,7 @@ class Registry:
             )
         return True
 
+    @_guarded
     def events(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._db.execute(
             "SELECT time, status, reason FROM events WHERE run_id = ? ORDER BY id", (run_id,)
@@ -204,6 +339,7 @@ class Registry:
 
     # -- components ----------------------------------------------------------------------------
 
+    @_guarded
     def set_component(self, run_id: str, name: str, **fields: Any) -> None:
         unknown = set(fields) - _COMPONENT_COLUMNS
         if unknown:
@@ -221,16 +357,19 @@ class Registry:
             values,
         )
 
+    @_guarded
     def components(self, run_id: str) -> dict[str, dict[str, Any]]:
         rows = self._db.execute("SELECT * FROM components WHERE run_id = ?", (run_id,)).fetchall()
         return {r["name"]: dict(r) for r in rows}
 
     # -- status cache (operator's minimum interval) --------------------------------------------
 
+    @_guarded
     def cached_status(self, run_id: str) -> tuple[float, str] | None:
         row = self._db.execute("SELECT computed_at, payload FROM status_cache WHERE run_id = ?", (run_id,)).fetchone()
         return (row[0], row[1]) if row is not None else None
 
+    @_guarded
     def store_status(self, run_id: str, computed_at: float, payload: str) -> None:
         self._db.execute(
             "INSERT INTO status_cache (run_id, computed_at, payload) VALUES (?, ?, ?)"
@@ -252,4 +391,24 @@ class _Transaction:
         self._db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
-        self._db.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+        if exc_type is None:
+            self._db.execute("COMMIT")
+            return
+        try:
+            self._db.execute("ROLLBACK")
+        except sqlite3.DatabaseError:
+            pass  # a damaged file may refuse even this; the original error says why
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return None
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except FileNotFoundError:
+        return None

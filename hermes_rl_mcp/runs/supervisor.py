@@ -30,6 +30,7 @@ from hermes_rl_mcp.runs.layout import RunPaths
 from hermes_rl_mcp.runs.probe import http_ok
 from hermes_rl_mcp.runs.procs import become_subreaper, descendants, reap_adopted, start_time_of, terminate_trees
 from hermes_rl_mcp.runs.redact import redact_text
+from hermes_rl_mcp.runs.recovery import write_supervisor_pid
 from hermes_rl_mcp.runs.registry import Registry
 from hermes_rl_mcp.runs.tail import latest_step, tail_lines
 from hermes_rl_mcp.start_gate import GATE_VARIABLE
@@ -96,6 +97,7 @@ class Supervisor:
         if not become_subreaper():
             self.say("cannot adopt orphaned descendants on this system; a grandchild that leaves its session may survive")
         me = os.getpid()
+        write_supervisor_pid(self.paths, me, start_time_of(me))
         self.registry.update_run(self.run_id, supervisor_pid=me, supervisor_start=start_time_of(me))
         row = self.registry.get_run(self.run_id)
         if row is None:
