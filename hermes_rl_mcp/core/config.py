@@ -26,8 +26,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from hermes_rl_mcp import settings, yaml_text
+from hermes_rl_mcp import settings, storage, yaml_text
 from hermes_rl_mcp.core.errors import (
+    DiskFull,
     IntrospectionFailed,
     InvalidValue,
     LockedField,
@@ -230,12 +231,24 @@ class SelectionStore:
             ) from None
 
     def save(self, selection: Selection) -> None:
+        """Write the selection, or raise: a change is reported saved only once it is on disk."""
         tmp = self.path.with_suffix(f".tmp-{os.getpid()}")
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(selection.model_dump_json(indent=2))
-            handle.flush()
-            os.fsync(handle.fileno())  # an edit reported saved is on disk
-        os.replace(tmp, self.path)
+        try:
+            with open(tmp, "w", encoding="utf-8") as handle:
+                handle.write(selection.model_dump_json(indent=2))
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, self.path)
+            directory = os.open(self.path.parent, os.O_RDONLY)
+            try:
+                os.fsync(directory)  # the rename itself is durable too
+            finally:
+                os.close(directory)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            if storage.is_out_of_space(exc):
+                raise DiskFull(storage.disk_full_message(self.path, "the selection could not be saved")) from None
+            raise
 
 
 # --- the field table -------------------------------------------------------------------------

@@ -54,3 +54,7 @@ class SelectionBusy(ControlError):
 
 class SelectionDamaged(ControlError):
     """The selection file could not be read; it was moved aside and the message says where."""
+
+
+class DiskFull(ControlError):
+    """The state directory's disk is full: nothing was saved, and the message names the disk."""

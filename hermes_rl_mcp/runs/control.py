@@ -6,9 +6,11 @@ restarted (or killed with SIGKILL) and started again sees every run in its true 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,12 +21,12 @@ from typing import Any
 
 import yaml
 
-from hermes_rl_mcp import run_document, settings
+from hermes_rl_mcp import run_document, settings, storage
 from hermes_rl_mcp.metrics_log import read_metrics
 from hermes_rl_mcp.run_document import RunDocument
 from hermes_rl_mcp.runs.backends import LocalBackend, resolve_backend
 from hermes_rl_mcp.runs.childenv import minimal_environment
-from hermes_rl_mcp.runs.errors import BackendUnavailable, InvalidArgument, InvalidRunConfig, LogNotAvailable, RunError, UnknownRun
+from hermes_rl_mcp.runs.errors import BackendUnavailable, DiskFull, InvalidArgument, InvalidRunConfig, LogNotAvailable, RunError, UnknownRun
 from hermes_rl_mcp.runs.ids import new_run_id, validate_run_id
 from hermes_rl_mcp.runs.layout import RunPaths
 from hermes_rl_mcp.runs.metrics import latest_metrics, summarize
@@ -84,6 +86,18 @@ def start_run(config: RunDocument | dict[str, Any], *, state: Path | None = None
     backend = resolve_backend(backend_name)
     backend.check(document, os.environ)
     state_path = _state_dir(state)
+    if storage.below_floor(state_path):
+        raise DiskFull(storage.floor_message(state_path))
+    try:
+        return _create_and_spawn(document, environment, backend, state_path)
+    except OSError as exc:
+        if storage.is_out_of_space(exc):
+            raise DiskFull(storage.disk_full_message(state_path, "the run could not be created")) from exc
+        raise
+
+
+def _create_and_spawn(document: RunDocument, environment: str, backend: Any, state_path: Path) -> RunStarted:
+    backend_name = document.run.backend
     (state_path / "runs").mkdir(parents=True, exist_ok=True)
     Registry(state_path).close()  # opened (and repaired if need be) before the new directory exists
     paths: RunPaths | None = None
@@ -97,15 +111,19 @@ def start_run(config: RunDocument | dict[str, Any], *, state: Path | None = None
         break
     if paths is None:
         raise RunError("could not allocate a fresh run id; try again")
-    paths.logs.mkdir()
-    paths.checkpoints.mkdir()
-    document = document.model_copy(
-        update={"run": document.run.model_copy(update={"id": paths.run_id, "dir": str(paths.root)})}
-    )
     try:
+        paths.logs.mkdir()
+        paths.checkpoints.mkdir()
+        document = document.model_copy(
+            update={"run": document.run.model_copy(update={"id": paths.run_id, "dir": str(paths.root)})}
+        )
         run_document.write(paths.config, document)
     except yaml.YAMLError as exc:
+        shutil.rmtree(paths.root, ignore_errors=True)
         raise InvalidRunConfig(f"the run config cannot be written as YAML: {exc}") from exc
+    except (OSError, RunError):
+        shutil.rmtree(paths.root, ignore_errors=True)  # a half-made directory must not read as a run
+        raise
     with Registry(state_path) as registry:
         created = registry.insert_run(
             run_id=paths.run_id, environment=environment, backend=backend_name, run_dir=str(paths.root),
@@ -165,13 +183,26 @@ def _settle(registry: Registry, row: dict[str, Any]) -> dict[str, Any]:
         return row
     else:
         reason = f"supervisor died (pid {pid} is no longer running)"
-    if row["status"] == "stopping":
-        moved = registry.transition(row["id"], "stopped", f"stopped; {reason}", ended_at=time.time())
-    else:
-        moved = registry.transition(row["id"], "failed", reason, failed_component="supervisor", ended_at=time.time())
+    if storage.below_floor(row["run_dir"]):
+        reason += f"; {_disk_note(row['run_dir'])}"
+    status = "stopped" if row["status"] == "stopping" else "failed"
+    reason = f"stopped; {reason}" if status == "stopped" else reason
+    try:
+        moved = registry.transition(
+            row["id"], status, reason, ended_at=time.time(), **({"failed_component": "supervisor"} if status == "failed" else {})
+        )
+    except DiskFull:
+        # Nothing can be recorded on a full disk, but the answer can still be true.
+        with contextlib.suppress(DiskFull):
+            _kill_components(registry, row["id"], grace=0.0)
+        return {**row, "status": status, "reason": reason, "ended_at": time.time()}
     if moved:
         _kill_components(registry, row["id"], grace=0.0)
     return registry.get_run(row["id"]) or row
+
+
+def _disk_note(path: str | Path) -> str:
+    return f"the disk holding it has only {storage.human(storage.free_bytes(Path(path)))} free, the likely cause"
 
 
 def _kill_components(registry: Registry, run_id: str, *, grace: float) -> list[int]:
@@ -244,7 +275,7 @@ def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
         environment=row["environment"],
         backend=row["backend"],
         status=row["status"],
-        reason=row["reason"],
+        reason=_with_disk_note(row),
         failed_component=row["failed_component"],
         exit_code=row["exit_code"],
         log_tail=row["log_tail"],
@@ -263,6 +294,14 @@ def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
         log_uris={c: log_uri(run_id, c) for c in LOG_COMPONENTS},
         checked_at=now,
     )
+
+
+def _with_disk_note(row: dict[str, Any]) -> str | None:
+    """A failed run's reason, plus the disk when it is full: a component that could not write dies of it."""
+    reason = row["reason"]
+    if row["status"] != "failed" or "the disk holding" in (reason or "") or not storage.below_floor(row["run_dir"]):
+        return reason
+    return f"{reason}; {_disk_note(row['run_dir'])}"
 
 
 def _progress(step: int, total: int | None) -> float:

@@ -29,3 +29,7 @@ class BackendUnavailable(RunError):
 
 class LogNotAvailable(RunError):
     """The component's log does not exist (yet) or lies outside the run directory."""
+
+
+class DiskFull(RunError):
+    """The state directory's disk is full or below the free-space floor; the message names it."""

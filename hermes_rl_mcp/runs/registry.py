@@ -21,9 +21,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hermes_rl_mcp.runs.errors import DiskFull
 from hermes_rl_mcp.runs.ids import validate_run_id
 from hermes_rl_mcp.runs.recovery import recorded_run, run_directories
 from hermes_rl_mcp.runs.states import ACTIVE_STATES
+from hermes_rl_mcp.storage import disk_full_message, is_out_of_space
 
 REGISTRY_FILE = "registry.sqlite3"
 SCHEMA_VERSION = 1
@@ -121,7 +123,12 @@ class Registry:
         self.path = self.state / REGISTRY_FILE
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.notes: list[str] = []
-        self._db = self._open()
+        try:
+            self._db = self._open()
+        except (OSError, sqlite3.OperationalError) as exc:
+            if is_out_of_space(exc):
+                raise DiskFull(disk_full_message(self.path, "the run registry could not be opened")) from exc
+            raise
 
     # -- opening and repair --------------------------------------------------------------------
 
@@ -192,13 +199,18 @@ class Registry:
             self._db.close()
             self._db = self._open()
         try:
-            return operation(self._db)
-        except sqlite3.DatabaseError as exc:
-            if not is_damage(exc):
-                raise
-            self._db.close()
-            self._db = self._repair(str(exc))
-            return operation(self._db)
+            try:
+                return operation(self._db)
+            except sqlite3.DatabaseError as exc:
+                if not is_damage(exc):
+                    raise
+                self._db.close()
+                self._db = self._repair(str(exc))
+                return operation(self._db)
+        except sqlite3.OperationalError as exc:
+            if is_out_of_space(exc):
+                raise DiskFull(disk_full_message(self.path, "the run registry could not be written")) from exc
+            raise
 
     def _create_schema(self, db: sqlite3.Connection) -> None:
         # Two processes (or threads) opening a fresh registry at once race here, and SQLite

@@ -9,6 +9,7 @@ Its own output goes to ``logs/supervisor.log``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -25,6 +26,7 @@ from hermes_rl_mcp import run_document
 from hermes_rl_mcp.run_document import RunDocument
 from hermes_rl_mcp.runs.backends import Backend, ComponentSpec, Ports, resolve_backend
 from hermes_rl_mcp.runs.childenv import minimal_environment
+from hermes_rl_mcp.runs.errors import RunError
 from hermes_rl_mcp.runs.ids import validate_run_id
 from hermes_rl_mcp.runs.layout import RunPaths
 from hermes_rl_mcp.runs.probe import http_ok
@@ -97,7 +99,8 @@ class Supervisor:
         if not become_subreaper():
             self.say("cannot adopt orphaned descendants on this system; a grandchild that leaves its session may survive")
         me = os.getpid()
-        write_supervisor_pid(self.paths, me, start_time_of(me))
+        with contextlib.suppress(OSError):  # only a rebuilt registry reads it; a full disk must not stop the run here
+            write_supervisor_pid(self.paths, me, start_time_of(me))
         self.registry.update_run(self.run_id, supervisor_pid=me, supervisor_start=start_time_of(me))
         row = self.registry.get_run(self.run_id)
         if row is None:
@@ -113,7 +116,11 @@ class Supervisor:
         except Exception as exc:  # noqa: BLE001 - any surprise must still end the components
             self.say(f"supervisor error: {exc!r}")
             outcome = Outcome("failed", f"supervisor error: {type(exc).__name__}: {exc}")
-        self._finish(outcome)
+        try:
+            self._finish(outcome)
+        except RunError as exc:  # a full disk: the end cannot be recorded, but every component still ends
+            self.say(f"could not record the end of the run: {exc}")
+            self._end_components()
         return 0
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
@@ -122,7 +129,8 @@ class Supervisor:
     def say(self, message: str) -> None:
         now = time.time()
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
-        print(f"{stamp} supervisor: {redact_text(message)}", file=sys.stderr, flush=True)
+        with contextlib.suppress(OSError):  # its log sits on the state disk, which may be full
+            print(f"{stamp} supervisor: {redact_text(message)}", file=sys.stderr, flush=True)
 
     # -- starting ------------------------------------------------------------------------------
 
@@ -386,7 +394,8 @@ class Supervisor:
             if current.exit_code is None:
                 code = current.process.poll()
                 current.exit_code = code
-                self.registry.set_component(self.run_id, name, state="stopped", exit_code=code)
+                with contextlib.suppress(RunError):  # recorded if the disk allows; ending them matters more
+                    self.registry.set_component(self.run_id, name, state="stopped", exit_code=code)
         if left:
             self.say(f"processes still alive after SIGKILL: {left}")
         return left
