@@ -37,6 +37,7 @@ from hermes_rl_mcp.server.log_watch import LogWatcher, run_resource_uris
 from hermes_rl_mcp.server.prompts import register_prompts
 from hermes_rl_mcp.server.resources import MAX_LISTED_RUNS, register_run_resources
 from hermes_rl_mcp.server.run_tools import register_run_tools
+from hermes_rl_mcp.server.stdio_wire import serve_screened_stdio
 
 INSTRUCTIONS = """\
 Train LLMs with reinforcement learning on RL environments.
@@ -94,6 +95,9 @@ class HermesRLServer(MCPServer):
             compact = pydantic_core.to_json(result.structured_content).decode()
             result.content = [types.TextContent(type="text", text=compact)]
         return result
+
+    async def run_stdio_async(self) -> None:
+        await serve_screened_stdio(self._lowlevel_server)  # malformed lines are answered, not dropped
 
     async def list_resources(self) -> list[types.Resource]:
         listed = await super().list_resources()
