@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from hermes_rl_mcp import settings, storage, yaml_text
+from hermes_rl_mcp.core import field_rules
 from hermes_rl_mcp.core.errors import (
     DiskFull,
     IntrospectionFailed,
@@ -377,6 +378,9 @@ def validate_edit(selection: Selection, profile: Profile, field: str, value: Any
         coerced = coerce(value, spec.schema)
     except SchemaMismatch as exc:
         raise InvalidValue(f"invalid value for {full}: {exc}. It accepts {describe(spec.schema)}; nothing was changed.") from None
+    reason = field_rules.problem(full, coerced)
+    if reason:
+        raise InvalidValue(f"invalid value for {full}: {reason}; nothing was changed.")
     if coerced is None and spec.schema.get("type") not in (None, "null") and "anyOf" not in spec.schema:
         raise InvalidValue(f"invalid value for {full}: null is not {describe(spec.schema)}; nothing was changed.")
     return full, coerced
@@ -397,6 +401,7 @@ def prune_edits(selection: Selection, profile: Profile) -> list[str]:
         else:
             try:
                 selection.edits[name] = coerce(selection.edits[name], specs[name].schema)
+                reason = field_rules.problem(name, selection.edits[name])
             except SchemaMismatch as exc:
                 reason = f"the value is no longer valid ({exc})"
         if reason:

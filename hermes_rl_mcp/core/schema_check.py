@@ -13,12 +13,17 @@ import copy
 import json
 import math
 import re
+import sys
 from typing import Any
 
 from hermes_rl_mcp.core.errors import excerpt
 
 MAX_STRING = 10_000
 MAX_ABS_NUMBER = 1e15  # beyond this a config value is a typo, and JSON loses integer precision
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
+_DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NONZERO_DIGIT = re.compile(r"[1-9]")
+_ANY_DIGIT = re.compile(r"\d")  # any script's digits: a full-width 5 gets the explanation too
 
 
 class SchemaMismatch(ValueError):
@@ -52,19 +57,35 @@ def describe(schema: dict[str, Any]) -> str:
     return noun + (" " + " and ".join(bounds) if bounds else "")
 
 
+def _from_text(text: str) -> int | float:
+    """A number written the plain way, or SchemaMismatch. Python's int() and float() also take
+    surrounding spaces, digit separators and non-ASCII digits, which a config value should not."""
+    if _INTEGER_TEXT.fullmatch(text):
+        return int(text)
+    if not _DECIMAL_TEXT.fullmatch(text):
+        if not _ANY_DIGIT.search(text):
+            raise SchemaMismatch(f"{excerpt(text)} is not a number")
+        raise SchemaMismatch(
+            f"{excerpt(text)} is not a number as written: use ASCII digits with an optional sign, decimal point "
+            "and exponent, such as 5, -2, 0.001 or 3e-4 (no spaces, underscores or other digits)"
+        )
+    number = float(text)
+    if number == 0.0 and _NONZERO_DIGIT.search(text.split("e")[0].split("E")[0]):
+        raise SchemaMismatch(f"{excerpt(text)} is too small to represent: it would become 0.0")
+    return number
+
+
 def _number(value: Any, integer: bool) -> int | float:
     if isinstance(value, bool):
         raise SchemaMismatch("a boolean is not a number")
     if isinstance(value, str):
-        text = value.strip()
-        try:
-            value = int(text) if re.fullmatch(r"[+-]?\d+", text) else float(text)
-        except ValueError:
-            raise SchemaMismatch(f"{excerpt(value)} is not a number") from None
+        value = _from_text(value)
     if not isinstance(value, (int, float)):
         raise SchemaMismatch(f"{type(value).__name__} is not a number")
     if isinstance(value, float) and not math.isfinite(value):
         raise SchemaMismatch(f"{value} is not a finite number")
+    if isinstance(value, float) and 0 < abs(value) < sys.float_info.min:
+        raise SchemaMismatch(f"{value} is below the smallest normal float ({sys.float_info.min:g}): too small to mean anything")
     if integer:
         if isinstance(value, float):
             if not value.is_integer():

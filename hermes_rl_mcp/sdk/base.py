@@ -40,14 +40,14 @@ class BaseEnvConfig(BaseModel):
     total_steps: int = Field(1000, gt=0, le=10_000_000, description="Trainer steps in the run.")
     wandb_name: str | None = Field(None, description="W&B run name.")
     num_rollouts_to_keep: int = Field(32, ge=0, le=100_000, description="Rollouts kept for W&B tables.")
-    num_rollouts_per_group_for_logging: int = Field(1, description="Rollouts per group logged; -1 for all.")
+    num_rollouts_per_group_for_logging: int = Field(1, ge=-1, le=1024, description="Rollouts per group logged; -1 for all.")
     ensure_scores_are_not_same: bool = Field(True, description="Drop groups whose scores are all equal.")
     data_path_to_save_groups: str | None = Field(None, description="JSONL file to write scored groups to.")
-    min_items_sent_before_logging: int = Field(2, ge=0, description="Items sent before metrics are logged.")
+    min_items_sent_before_logging: int = Field(2, ge=0, le=1_000_000, description="Items sent before metrics are logged.")
     include_messages: bool = Field(False, description="Send the chat messages with each scored group.")
     min_batch_allocation: float | None = Field(None, ge=0, le=1, description="Minimum share of every batch for this env.")
     worker_timeout: float = Field(600, gt=0, le=86_400, description="Seconds before a stuck worker is abandoned.")
-    seed: int = Field(0, description="Seed of item generation and sampling.")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of item generation and sampling.")
 
 
 class APIServerConfig(BaseModel):
@@ -58,9 +58,9 @@ class APIServerConfig(BaseModel):
     model_name: str = "default"
     base_url: str | None = None
     api_key: str | None = None
-    timeout: float = 120
-    num_max_requests_at_once: int = 512
-    num_requests_for_eval: int = 64
+    timeout: float = Field(120, gt=0, le=3600, description="Seconds a completion request may take.")
+    num_max_requests_at_once: int = Field(512, ge=1, le=65536, description="Requests in flight at once.")
+    num_requests_for_eval: int = Field(64, ge=1, le=65536, description="Requests in flight at once during evaluation.")
     server_type: str = "openai"
 
 

@@ -320,11 +320,20 @@ class Server:
             self.active_limit = self.rt.workers
 
 
+def inside_run_dir(run_dir: Path, relative: str) -> Path:
+    """``relative`` under the run's directory; a path that leads out of it (by .., / or a link) is refused."""
+    root = Path(run_dir).resolve()
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root):
+        raise ValueError(f"{relative!r} leads outside the run's directory {root}; give a path relative to it")
+    return path
+
+
 async def process(runtime: EnvRuntime) -> int:
     """Collect ``total_steps`` kept groups and write them to JSONL, one group per line."""
     config = runtime.config
     await runtime.env.setup()
-    path = Path(config.data_path_to_save_groups or runtime.settings.run_dir / f"{runtime.env.name or 'env'}_groups.jsonl")
+    path = inside_run_dir(runtime.settings.run_dir, config.data_path_to_save_groups or f"{runtime.env.name or 'env'}_groups.jsonl")
     path.parent.mkdir(parents=True, exist_ok=True)
     wanted = config.total_steps
     budget = wanted * PROCESS_ATTEMPTS_PER_GROUP
