@@ -56,6 +56,9 @@ def test_loose_values_are_refused_and_change_nothing(era: str) -> None:
             for field, value, why in REFUSED_EDITS:
                 text = refusal_text(await client.call_tool("rl_edit_config", {"field": field, "value": value}))
                 assert why in text and "nothing was changed" in text, (field, value, text)
+            unknown = await client.call_tool("rl_edit_config", {"field": "env.group_size", "value": 4, "force": True})
+            text = refusal_text(unknown)
+            assert 'takes no argument "force"' in text and "Valid arguments: field" in text, text
             after = structured(await client.call_tool("rl_get_current_config", {}))["editable"]
             assert after == before, "refused edits changed the config"
             for field, value, expected in ACCEPTED_EDITS:

@@ -184,7 +184,8 @@ def _settle(registry: Registry, row: dict[str, Any]) -> dict[str, Any]:
     else:
         reason = f"supervisor died (pid {pid} is no longer running)"
     if storage.below_floor(row["run_dir"]):
-        reason += f"; {_disk_note(row['run_dir'])}"
+        # A supervisor that cannot write its registry ends the run without recording why: the disk is why.
+        reason = f"{_disk_note(row['run_dir'])}: the run could not record its progress and ended; {reason}"
     status = "stopped" if row["status"] == "stopping" else "failed"
     reason = f"stopped; {reason}" if status == "stopped" else reason
     try:
@@ -202,7 +203,7 @@ def _settle(registry: Registry, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _disk_note(path: str | Path) -> str:
-    return f"the disk holding it has only {storage.human(storage.free_bytes(Path(path)))} free, the likely cause"
+    return f"the disk holding {path} is full ({storage.human(storage.free_bytes(Path(path)))} free)"
 
 
 def _kill_components(registry: Registry, run_id: str, *, grace: float) -> list[int]:
@@ -301,7 +302,7 @@ def _with_disk_note(row: dict[str, Any]) -> str | None:
     reason = row["reason"]
     if row["status"] != "failed" or "the disk holding" in (reason or "") or not storage.below_floor(row["run_dir"]):
         return reason
-    return f"{reason}; {_disk_note(row['run_dir'])}"
+    return f"{reason}; {_disk_note(row['run_dir'])}, the likely cause"
 
 
 def _progress(step: int, total: int | None) -> float:
