@@ -100,3 +100,28 @@ def test_a_run_directory_the_registry_does_not_know_is_recorded_not_unknown(stat
 
 def check_list(state: Path) -> list[str]:
     return [path.name for path in (state / "runs").iterdir()]
+
+
+def test_a_log_watcher_whose_every_tick_fails_says_so_once_without_a_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mcp.server.subscriptions import InMemorySubscriptionBus
+
+    from hermes_rl_mcp.core.control import ControlPlane
+    from hermes_rl_mcp.server.log_watch import POLL_SECONDS, LogWatcher
+
+    state = tmp_path / "watched"
+    watcher = LogWatcher(ControlPlane(state_dir=state), InMemorySubscriptionBus())
+    assert watcher.watch("rl://runs/r-20260101-0000-abcdef/logs/env", object())
+    state.rmdir()
+    state.write_text("the state directory is now a file: every tick fails")
+
+    async def watch_for_a_while() -> None:
+        with anyio.move_on_after(POLL_SECONDS * 8):
+            await watcher.run()
+
+    with caplog.at_level(logging.WARNING):
+        anyio.run(watch_for_a_while)
+    failures = [r for r in caplog.records if "tick failed" in r.getMessage()]
+    assert len(failures) == 1, [r.getMessage() for r in caplog.records]
+    assert not [r for r in caplog.records if r.exc_info]

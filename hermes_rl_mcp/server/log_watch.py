@@ -126,11 +126,17 @@ class LogWatcher:
     # --- the loop --------------------------------------------------------------------------------
 
     async def run(self) -> None:
+        failing: str | None = None  # the failure being repeated, logged once rather than every tick
         while True:
             try:
                 await self.tick()
-            except Exception:  # noqa: BLE001 - a bad tick must not end notifications for good
-                log.exception("log watcher tick failed")
+                if failing is not None:
+                    log.warning("log watcher recovered after: %s", failing)
+                    failing = None
+            except Exception as exc:  # noqa: BLE001 - a bad tick must not end notifications for good
+                if f"{type(exc).__name__}: {exc}" != failing:
+                    failing = f"{type(exc).__name__}: {exc}"
+                    log.warning("log watcher tick failed, retrying every %g s: %s", POLL_SECONDS, failing)
             await anyio.sleep(POLL_SECONDS)
 
     async def tick(self) -> None:
