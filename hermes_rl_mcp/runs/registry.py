@@ -114,7 +114,7 @@ class Registry:
 
     The run directories are the record and this file indexes them. A registry that is missing,
     emptied or damaged is rebuilt from them: a damaged file is moved aside first, and
-    ``notes`` (and the log, and the rebuilt runs' event logs) say what happened and where it went.
+    the log and the rebuilt runs' reasons and event logs say what happened and where it went.
     A long-lived connection (a supervisor's) follows a rebuilt file to its new inode.
     """
 
@@ -122,7 +122,6 @@ class Registry:
         self.state = Path(state)
         self.path = self.state / REGISTRY_FILE
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.notes: list[str] = []
         try:
             self._db = self._open()
         except (OSError, sqlite3.OperationalError) as exc:
@@ -187,7 +186,6 @@ class Registry:
                 self._db = db
                 for root in directories:
                     self.adopt(root, note)
-                self.notes.append(note)
                 log.warning(note)
                 return db
             finally:
