@@ -124,7 +124,7 @@ def _create_and_spawn(document: RunDocument, environment: str, backend: Any, sta
     except (OSError, RunError):
         shutil.rmtree(paths.root, ignore_errors=True)  # a half-made directory must not read as a run
         raise
-    with Registry(state_path) as registry:
+    with Registry.shared(state_path) as registry:
         created = registry.insert_run(
             run_id=paths.run_id, environment=environment, backend=backend_name, run_dir=str(paths.root),
             total_steps=document.env.total_steps, reason="run created",
@@ -241,7 +241,7 @@ def check_status(run_id: str, *, state: Path | None = None) -> RunStatus:
     run_id = validate_run_id(run_id)
     state_path = _state_dir(state)
     interval = _min_interval()
-    with Registry(state_path) as registry:
+    with Registry.shared(state_path) as registry:
         if interval:
             cached = registry.cached_status(run_id)
             if cached is not None and time.time() - cached[0] < interval:
@@ -317,7 +317,7 @@ def list_runs(status: str | None = None, *, state: Path | None = None) -> RunLis
     if status is not None and status not in RUN_STATES:
         raise InvalidArgument(f"unknown status {status!r}: valid statuses are {', '.join(RUN_STATES)}")
     state_path = _state_dir(state)
-    with Registry(state_path) as registry:
+    with Registry.shared(state_path) as registry:
         rows = registry.list_runs(None if status is None else status)
         recorded = {row["id"] for row in rows}
         # The run directories are the record: one the registry lacks is recorded from its files.
@@ -356,7 +356,7 @@ def _stop_grace(backend_name: str) -> float:
 def stop_run(run_id: str, *, state: Path | None = None) -> StopResult:
     """End every process of the run and mark it stopped; a finished run is left as it is."""
     run_id = validate_run_id(run_id)
-    with Registry(_state_dir(state)) as registry:
+    with Registry.shared(_state_dir(state)) as registry:
         row = _require_run(registry, run_id)
         if row["status"] in TERMINAL_STATES:
             return StopResult(run_id=run_id, status=row["status"], reason=row["reason"], changed=False)
@@ -400,7 +400,7 @@ def stop_run(run_id: str, *, state: Path | None = None) -> StopResult:
 def get_results(run_id: str, *, state: Path | None = None) -> RunResults:
     """Final and best metrics, downsampled history, checkpoints, config, W&B, event log."""
     run_id = validate_run_id(run_id)
-    with Registry(_state_dir(state)) as registry:
+    with Registry.shared(_state_dir(state)) as registry:
         row = _require_run(registry, run_id)
         events = [RunEvent(**event) for event in registry.events(run_id)]
     paths = RunPaths(Path(row["run_dir"]))
@@ -544,7 +544,7 @@ def read_log(run_id: str, component: str, lines: int = DEFAULT_LOG_LINES, *, sta
     if isinstance(lines, bool) or not isinstance(lines, int) or not 1 <= lines <= MAX_LOG_LINES:
         raise InvalidArgument(f"lines must be an integer from 1 to {MAX_LOG_LINES}, not {lines!r}")
     state_path = _state_dir(state)
-    with Registry(state_path) as registry:
+    with Registry.shared(state_path) as registry:
         if registry.get_run(run_id) is None:
             raise UnknownRun(f"no run with id {run_id!r} is recorded; list the runs to see the ids there are")
     paths = RunPaths.of(state_path, run_id)
@@ -565,7 +565,7 @@ def read_log(run_id: str, component: str, lines: int = DEFAULT_LOG_LINES, *, sta
 def run_events(run_id: str, *, state: Path | None = None) -> list[RunEvent]:
     """The run's event log: every status transition with its time and reason."""
     run_id = validate_run_id(run_id)
-    with Registry(_state_dir(state)) as registry:
+    with Registry.shared(_state_dir(state)) as registry:
         _require_run(registry, run_id)
         return [RunEvent(**event) for event in registry.events(run_id)]
 

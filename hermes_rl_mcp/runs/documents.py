@@ -28,7 +28,7 @@ def read_document(run_id: str, document: str, lines: int = 200, *, state: Path |
     if isinstance(lines, bool) or not isinstance(lines, int) or not 1 <= lines <= MAX_LINES:
         raise InvalidArgument(f"lines must be an integer from 1 to {MAX_LINES}, not {lines!r}")
     state_path = Path(state) if state is not None else settings.state_dir()
-    with Registry(state_path) as registry:
+    with Registry.shared(state_path) as registry:
         if registry.get_run(run_id) is None:
             raise UnknownRun(f"no run with id {run_id!r} is recorded; list the runs to see the ids there are")
     paths = RunPaths.of(state_path, run_id)

@@ -16,7 +16,9 @@ import functools
 import logging
 import os
 import sqlite3
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -95,6 +97,12 @@ _DAMAGE = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+SHARED_PER_THREAD = 4
+_per_thread = threading.local()
+
+
+def _is_read_error(exc: BaseException) -> bool:
+    return str(getattr(exc, "sqlite_errorname", "")).startswith("SQLITE_IOERR")
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -121,6 +129,7 @@ class Registry:
     def __init__(self, state: Path) -> None:
         self.state = Path(state)
         self.path = self.state / REGISTRY_FILE
+        self._kept_open = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = self._open()
@@ -200,8 +209,19 @@ class Registry:
             try:
                 return operation(self._db)
             except sqlite3.DatabaseError as exc:
-                if not is_damage(exc):
+                if not (is_damage(exc) or _is_read_error(exc)):
                     raise
+                if _is_read_error(exc):
+                    # A file cut short under an open connection reads as an I/O error, not as
+                    # damage: try once more on a fresh connection before calling it damage.
+                    self._db.close()
+                    self._db = self._open()
+                    try:
+                        return operation(self._db)
+                    except sqlite3.DatabaseError as again:
+                        if not (is_damage(again) or _is_read_error(again)):
+                            raise
+                        exc = again
                 self._db.close()
                 self._db = self._repair(str(exc))
                 return operation(self._db)
@@ -246,6 +266,26 @@ class Registry:
         found = self._db.execute("SELECT * FROM runs WHERE id = ?", (row["id"],)).fetchone()
         return dict(found) if found is not None else None
 
+    @classmethod
+    def shared(cls, state: Path) -> Registry:
+        """This thread's connection to the registry in ``state``, kept open from call to call.
+
+        A server answers many short reads, and opening a connection costs more than most of
+        them. ``with Registry.shared(...)`` leaves it open; a rebuilt file is still followed (see
+        ``_use``). Each thread has its own few, the least recently used closed first.
+        """
+        kept: OrderedDict[Path, Registry] = _per_thread.__dict__.setdefault("registries", OrderedDict())
+        key = Path(state)
+        registry = kept.get(key)
+        if registry is None:
+            registry = kept[key] = cls(key)
+            registry._kept_open = True
+            while len(kept) > SHARED_PER_THREAD:
+                kept.popitem(last=False)[1].close()
+        else:
+            kept.move_to_end(key)
+        return registry
+
     def close(self) -> None:
         self._db.close()
 
@@ -253,7 +293,8 @@ class Registry:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        if not self._kept_open:
+            self.close()
 
     # -- runs ----------------------------------------------------------------------------------
 
