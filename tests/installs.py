@@ -106,3 +106,25 @@ def inspector_cli() -> list[str]:
                  env={**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"})
             marker.write_text(f"{NODE} {INSPECTOR}")
     return [str(root / "bin" / "node"), str(root / "node_modules" / ".bin" / "mcp-inspector"), "--cli"]
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_INSTALL = "apt-get install -y chromium"
+
+
+def chromium() -> Path:
+    """Debian's Chromium, installed with apt-get when it is missing and this runs as root.
+
+    A browser download by Playwright is not used: Debian's package is what CI machines can get.
+    """
+    if CHROMIUM.exists():
+        return CHROMIUM
+    with _locked(cache_dir() / "chromium"):
+        if not CHROMIUM.exists():
+            if os.geteuid() != 0:
+                raise AssertionError(f"Chromium is not installed at {CHROMIUM}; install it with: sudo {CHROMIUM_INSTALL}")
+            quiet = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+            _run(["apt-get", "update", "-q"], env=quiet)
+            _run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"], env=quiet)
+    assert CHROMIUM.exists(), f"{CHROMIUM_INSTALL} ran but {CHROMIUM} is still missing"
+    return CHROMIUM

@@ -33,10 +33,11 @@ from hermes_rl_mcp.server.calls import (
     with_refusal,
 )
 from hermes_rl_mcp.server.control_tools import register_control_tools
+from hermes_rl_mcp.server.dashboard import dashboard_extension
 from hermes_rl_mcp.server.log_watch import LogWatcher, run_resource_uris
 from hermes_rl_mcp.server.prompts import register_prompts
 from hermes_rl_mcp.server.resources import MAX_LISTED_RUNS, register_run_resources
-from hermes_rl_mcp.server.run_tools import register_run_tools
+from hermes_rl_mcp.server.run_tools import bind_run_view_tools, register_run_tools
 
 INSTRUCTIONS = """\
 Train LLMs with reinforcement learning on RL environments.
@@ -91,8 +92,10 @@ class HermesRLServer(MCPServer):
             return refusal_result(refusal)
         if isinstance(result, types.CallToolResult) and result.structured_content is not None:
             # The SDK writes the text indented; the same JSON compact costs a client's model less.
+            # Blocks other than text (the curves picture) stay after it.
             compact = pydantic_core.to_json(result.structured_content).decode()
-            result.content = [types.TextContent(type="text", text=compact)]
+            others = [block for block in result.content if not isinstance(block, types.TextContent)]
+            result.content = [types.TextContent(type="text", text=compact), *others]
         return result
 
     async def list_resources(self) -> list[types.Resource]:
@@ -113,6 +116,8 @@ def build_server(control: ControlPlane | None = None) -> HermesRLServer:
     control = control or ControlPlane()
     bus = InMemorySubscriptionBus()
     watcher = LogWatcher(control, bus)
+    apps = dashboard_extension()
+    bind_run_view_tools(apps, control)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[dict]:
@@ -132,6 +137,7 @@ def build_server(control: ControlPlane | None = None) -> HermesRLServer:
         log_level="WARNING",
         subscriptions=bus,
         lifespan=lifespan,
+        extensions=[apps],
     )
     register_control_tools(server, control)
     register_run_tools(server, control)
