@@ -22,7 +22,7 @@ _INLINED = {"/* dashboard.css */": "dashboard.css", "/* dashboard.js */": "dashb
 
 def dashboard_html() -> str:
     """The dashboard as one self-contained HTML document."""
-    folder = resources.files("hermes_rl_mcp.server") / "dashboard"
+    folder = resources.files("hermes_rl_mcp.server") / "dashboard_page"
     page = (folder / _PAGE).read_text(encoding="utf-8")
     for marker, name in _INLINED.items():
         if marker not in page:

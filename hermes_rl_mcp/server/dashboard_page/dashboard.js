@@ -16,7 +16,7 @@ const SCORE_CURVES = [
 const LOSS_CURVES = [["train/loss", "train loss", "--loss"]];
 
 const $ = (id) => document.getElementById(id);
-const view = { runId: null, status: null, timer: null, polling: false, finalDone: false, lastResults: null };
+const view = { runId: null, status: null, timer: null, polling: false, finalDone: false, lastResults: null, runDir: null };
 
 // ---- JSON-RPC with the host -------------------------------------------------------------
 
@@ -153,6 +153,7 @@ function showStatus(status) {
 }
 
 function showRunStatus(status) {
+  view.runDir = status.run_dir;
   $("environment").textContent = `${status.environment} · ${status.backend}`;
   showStatus(status.status);
   const total = status.total_steps ? `/${status.total_steps}` : "";
@@ -183,7 +184,9 @@ function showResults(results) {
 function showLog(log) {
   const pre = $("log");
   const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-  pre.textContent = log.text || `(the ${log.component} log is empty)`;
+  // Paths inside the run directory read shorter relative to it.
+  const text = view.runDir ? log.text.split(view.runDir + "/").join("") : log.text;
+  pre.textContent = text || `(the ${log.component} log is empty)`;
   if (atEnd) pre.scrollTop = pre.scrollHeight;
 }
 
@@ -249,7 +252,12 @@ function drawChart(svg, history, curves, lastStep, best) {
   if (best && shown.some(([name]) => name === "eval/percent_correct")) {
     const stroke = getComputedStyle(document.documentElement).getPropertyValue("--eval").trim();
     svg.append(svgElement("text", { x: x(best.step), y: y(best.value) + 5, "text-anchor": "middle", fill: stroke, style: `fill:${stroke};font-size:16px`, class: "best" }, "★"));
-    svg.append(svgElement("text", { x: Math.min(x(best.step) + 8, box.right - 90), y: y(best.value) + 16 }, `best eval ${formatNumber(best.value)} @ ${best.step}`));
+    // The label sits above the star, on whichever side has room.
+    const leftOfStar = x(best.step) > (box.left + box.right) / 2;
+    svg.append(svgElement("text", {
+      x: x(best.step) + (leftOfStar ? -10 : 10), y: Math.max(box.top + 8, y(best.value) - 8),
+      "text-anchor": leftOfStar ? "end" : "start",
+    }, `best eval ${formatNumber(best.value)} @ step ${best.step}`));
   }
 }
 
