@@ -89,6 +89,7 @@ def follow_and_stop_in_the_browser(tmp_path: Path, isolated_state: Path) -> None
 
     # The host spoke the protocol today's hosts speak, and the page stayed inside its sandbox.
     assert report["protocol_version"] == "2025-11-25"
+    assert report["server_extensions"] == {"io.modelcontextprotocol/ui": {}}
     assert report["blocked"] == [], "the dashboard asked for something outside the page"
     assert report["console_errors"] == []
 

@@ -145,6 +145,7 @@ def build_server(control: ControlPlane | None = None) -> HermesRLServer:
     register_prompts(server)
     server.admit_refusals()
     _serve_legacy_subscriptions(server, watcher)
+    server.middleware.append(_extensions_in_handshake(server))
     watcher.wrap_listen(server._lowlevel_server)  # noqa: SLF001 - wraps the SDK's listen handler
     return server
 
@@ -165,6 +166,26 @@ def _serve_legacy_subscriptions(server: MCPServer, watcher: LogWatcher) -> None:
     lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's documented place for this handler
     lowlevel.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+
+
+def _extensions_in_handshake(server: MCPServer):
+    """2025-11-25 ``initialize``: the extensions (the Apps dashboard) go into its capabilities too.
+
+    The SDK's schema for that version has no ``capabilities.extensions`` and drops what the
+    extensions advertise, but MCP Apps hosts read the extension there in both eras (the ext-apps
+    package's ``getUiCapability``), and today's hosts speak 2025-11-25.
+    """
+    advertised = server._lowlevel_server.extensions  # noqa: SLF001 - filled by MCPServer(extensions=...)
+
+    async def middleware(ctx, call_next):
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and advertised and isinstance(result, dict):
+            capabilities = result.get("capabilities")
+            if isinstance(capabilities, dict) and "extensions" not in capabilities:
+                result = {**result, "capabilities": {**capabilities, "extensions": dict(advertised)}}
+        return result
+
+    return middleware
 
 
 def serve_stdio() -> None:

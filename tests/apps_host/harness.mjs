@@ -36,6 +36,7 @@ async function main() {
   cleanups.push(() => client.close());
   report.server_pid = transport.pid;
   report.protocol_version = client.getNegotiatedProtocolVersion();
+  report.server_extensions = client.getServerCapabilities().extensions || {};
 
   const call = async (name, args) => {
     const result = await client.callTool({ name, arguments: args });
