@@ -14,6 +14,9 @@ import anyio
 import yaml
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.server.apps import APP_MIME_TYPE
+
+from hermes_rl_mcp.server.dashboard import DASHBOARD_URI
 
 from installs import REPO, hermes_agent_python, inspector_cli
 from mcp_helpers import structured
@@ -46,8 +49,13 @@ def test_the_wheel_finds_its_environments_and_completes_a_run(installed_wheel: P
                 assert time.monotonic() < deadline, status
                 await anyio.sleep(0.5)
             assert status["status"] == "completed", status
-            results = structured(await client.call_tool("rl_get_results", {"run_id": run_id}))
+            answer = await client.call_tool("rl_get_results", {"run_id": run_id})
+            results = structured(answer)
             assert results["final_checkpoint"] and "eval/percent_correct" in results["final_metrics"]
+            # The wheel brings the plotting library and the dashboard page with it.
+            assert [block.type for block in answer.content] == ["text", "image"]
+            (page,) = (await client.read_resource(DASHBOARD_URI)).contents
+            assert page.mime_type == APP_MIME_TYPE and "function drawChart" in page.text
 
     anyio.run(scenario)
 

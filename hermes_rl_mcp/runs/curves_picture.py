@@ -75,8 +75,11 @@ def _mark_best_eval(axes, results: RunResults) -> None:
     if best is None:
         return
     axes.plot([best.step], [best.value], marker="*", markersize=13, color="#d62728", linestyle="none", zorder=5)
-    axes.annotate(f"best eval {best.value:.2f} @ {best.step}", (best.step, best.value), xytext=(6, -12),
-                  textcoords="offset points", fontsize=7, color="#d62728")
+    # The label goes above the star, on the side with room: a best eval at the end is common.
+    left_of_star = best.step > max(results.total_steps or 0, results.step, 1) / 2
+    axes.annotate(f"best eval {best.value:.2f} @ step {best.step}", (best.step, best.value),
+                  xytext=(-8 if left_of_star else 8, 7), textcoords="offset points", fontsize=7, color="#d62728",
+                  ha="right" if left_of_star else "left")
 
 
 def _title(results: RunResults) -> str:
