@@ -35,8 +35,11 @@ def curves_png(results: RunResults) -> bytes:
     from matplotlib.figure import Figure
 
     with _DRAWING:
-        figure = Figure(figsize=SIZE_INCHES, dpi=DPI, layout="constrained")
+        figure = Figure(figsize=SIZE_INCHES, dpi=DPI)
         score_axes, loss_axes = figure.subplots(1, 2, width_ratios=(3, 2))
+        # Fixed margins: a layout engine would draw the figure twice to find them.
+        top = 0.80 if results.status in ("failed", "stopped") and results.reason else 0.88
+        figure.subplots_adjust(left=0.06, right=0.985, bottom=0.13, top=top, wspace=0.16)
         # The step axis runs to the planned end, so a running run shows how far it has come.
         last_step = max(results.total_steps or 0, results.step, 1)
         _panel(score_axes, results.history, SCORE_METRICS, "score", last_step)
