@@ -93,6 +93,9 @@ def test_hermes_agent_reads_every_mistake_as_an_answer_and_keeps_the_server(inst
         ["rl_edit_config", {"field": "run.backend", "value": "local"}],
         ["rl_get_current_config", {}],
         ["get_prompt", {"name": "train_on_environment", "arguments": {"environment": "reverse_text"}}],
+        ["rl_start_training", {}],
+        ["rl_get_results", {"run_id": "$run_id"}],
+        ["rl_stop_training", {"run_id": "$run_id"}],
     ]
     env = {"HERMES_HOME": str(home), "PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     done = subprocess.run(
@@ -109,12 +112,17 @@ def test_hermes_agent_reads_every_mistake_as_an_answer_and_keeps_the_server(inst
         assert "error" not in answer, (tool, arguments, answer)  # Hermes counts only errors against a server
         assert answer["result"].startswith("Refused: "), answer
         assert answer["structuredContent"]["refused"] is True and answer["structuredContent"]["kind"] == kind, answer
-    edited, config, prompt = answers[12:]
+    edited, config, prompt, started, results, stopped = answers[12:]
     assert "error" not in edited and json.loads(edited["result"])["new_value"] == "local"
     current = json.loads(config["result"])
     assert current["backend"] == "local" and current["editable"]["env.group_size"]["value"] == 8  # nothing was changed
     assert len(json.dumps(config, ensure_ascii=False)) <= 15_000, "the config must stay lean for a Hermes model"
     assert "rl_start_training" in json.dumps(prompt)
+    # Hermes caches the curves picture for its user and hands its model a MEDIA tag to it.
+    text, media = results["result"].rsplit("\n", 1)
+    assert json.loads(text)["run_id"] == started["structuredContent"]["run_id"] == results["structuredContent"]["run_id"]
+    assert media.startswith("MEDIA:") and Path(media[len("MEDIA:"):]).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert stopped["structuredContent"]["status"] in ("stopped", "completed", "failed"), stopped
 
 
 def _inspector(installed_wheel: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
