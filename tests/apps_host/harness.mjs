@@ -5,7 +5,7 @@
 //
 // Environment: APPS_HOST_MODULES (node_modules with the pinned packages), HERMES_RL_SERVER
 // (the console script), HERMES_RL_HOME, CHROMIUM, BROWSER_PROFILE (a fresh directory),
-// SCREENSHOT (where the PNG goes), FIRST_RUN_STEPS.
+// SCREENSHOT (where the PNG goes), ENVIRONMENT and FIRST_RUN_STEPS.
 import http from "node:http";
 import path from "node:path";
 import { createRequire } from "node:module";
@@ -43,7 +43,7 @@ async function main() {
     if (result.isError || result.structuredContent?.refused) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
     return result.structuredContent;
   };
-  await call("rl_select_environment", { name: "reverse_text" });
+  await call("rl_select_environment", { name: process.env.ENVIRONMENT });
   const steps = Number(process.env.FIRST_RUN_STEPS);
   for (const [field, value] of [["env.total_steps", steps], ["env.steps_per_eval", Math.max(1, steps / 4)], ["env.use_wandb", false]]) {
     await call("rl_edit_config", { field, value });

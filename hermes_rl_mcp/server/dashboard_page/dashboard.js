@@ -231,8 +231,11 @@ function drawChart(svg, history, curves, lastStep, best) {
   const y = (value) => box.bottom - (box.bottom - box.top) * (value - low) / (high - low);
   svg.append(svgElement("line", { class: "axis", x1: box.left, x2: box.right, y1: box.bottom, y2: box.bottom }));
   svg.append(svgElement("line", { class: "axis", x1: box.left, x2: box.left, y1: box.top, y2: box.bottom }));
+  // Ticks share one precision, chosen from the span, so 0.70 and 0.007 are not mixed.
+  const span = high - low - 2 * pad || 1;
+  const decimals = span >= 10 ? 0 : span >= 1 ? 1 : span >= 0.1 ? 2 : 3;
   for (const value of [low + pad, (low + high) / 2, high - pad]) {
-    svg.append(svgElement("text", { x: box.left - 4, y: y(value) + 3, "text-anchor": "end" }, formatNumber(value)));
+    svg.append(svgElement("text", { x: box.left - 4, y: y(value) + 3, "text-anchor": "end" }, value.toFixed(decimals)));
   }
   svg.append(svgElement("text", { x: box.left, y: height - 5 }, "0"));
   svg.append(svgElement("text", { x: box.right, y: height - 5, "text-anchor": "end" }, `step ${lastStep}`));
