@@ -107,9 +107,13 @@ def follow_and_stop_in_the_browser(tmp_path: Path, isolated_state: Path) -> None
     assert first["log"].strip()
     assert runs.check_status(report["first_run"], state=isolated_state).status == "completed"
 
-    # Second run: the dashboard's stop button went through the host, which asked the user.
+    # Second run: the dashboard's stop button went through the host, which asked the user; the
+    # first time the user said no, the run went on and the dashboard said why.
     second = report["second_run"]
-    assert report["dialogs"] == [f"The dashboard asks to stop run {second}. Allow?"]
+    assert report["dialogs"] == [f"The dashboard asks to stop run {second}. Allow?"] * 2
+    assert report["after_decline"] == "running"
+    assert "the user did not allow the stop" in report["declined_notice"], report["declined_notice"]
+    assert report["declined_notice_later"] == report["declined_notice"]
     assert report["second_status_shown"] == "stopped"
     stopped = runs.check_status(second, state=isolated_state)
     assert stopped.status == "stopped" and report["second_after_stop"]["status"] == "stopped"

@@ -94,7 +94,11 @@ async function main() {
   const page = context.pages()[0] || await context.newPage();
   page.on("console", (message) => { if (message.type() === "error") report.console_errors.push(message.text()); });
   page.on("pageerror", (error) => report.console_errors.push(String(error)));
-  page.on("dialog", (dialog) => { report.dialogs.push(dialog.message()); dialog.accept(); });
+  // The user declines the first stop the host asks about and allows the next.
+  page.on("dialog", (dialog) => {
+    report.dialogs.push(dialog.message());
+    return report.dialogs.length === 1 ? dialog.dismiss() : dialog.accept();
+  });
   await page.goto(origin + "/");
   await page.waitForFunction(() => window.hostReady === true);
 
@@ -127,6 +131,12 @@ async function main() {
   await view.locator("#components td", { hasText: "running" }).first().waitFor({ timeout: 30_000 });
   report.second_running = await call("rl_check_status", { run_id: second.run_id });
   await view.locator("#stop").click();
+  await view.locator("#notice", { hasText: "was not stopped" }).waitFor({ timeout: 10_000 });
+  report.declined_notice = await view.locator("#notice").textContent();
+  report.after_decline = (await call("rl_check_status", { run_id: second.run_id })).status;
+  await page.waitForTimeout(2_000); // a polling round or more: the notice stays
+  report.declined_notice_later = await view.locator("#notice:not([hidden])").textContent({ timeout: 1_000 });
+  await view.locator("#stop:not([disabled])").click();
   await followStatus(view, "stopped", 60_000);
   report.second_status_shown = await view.locator("#status").textContent();
   report.second_after_stop = await call("rl_check_status", { run_id: second.run_id });

@@ -16,7 +16,7 @@ const SCORE_CURVES = [
 const LOSS_CURVES = [["train/loss", "train loss", "--loss"]];
 
 const $ = (id) => document.getElementById(id);
-const view = { runId: null, status: null, timer: null, polling: false, finalDone: false, lastResults: null, runDir: null };
+const view = { runId: null, status: null, timer: null, polling: false, finalDone: false, lastResults: null, runDir: null, noticeFrom: null };
 
 // ---- JSON-RPC with the host -------------------------------------------------------------
 
@@ -161,7 +161,9 @@ function showRunStatus(status) {
   $("progress-text").textContent = `step ${status.step}${total} · ${formatSeconds(status.running_seconds)}`;
   const problem = status.status === "failed" || status.status === "stopped"
     ? [status.reason, status.log_tail].filter(Boolean).join("\n") : "";
-  if (problem) showNotice(problem); else hideNotice();
+  // A failure or stop reason comes and goes with the status; what an action reported stays.
+  if (problem) showNotice(problem, "status");
+  else if (view.noticeFrom === "status") hideNotice();
   fillTable($("components"), Object.values(status.components).map((component) => {
     const detail = component.state === "exited" ? `exit ${component.exit_code}`
       : component.pid ? `pid ${component.pid}` : "";
@@ -275,7 +277,8 @@ function formatSeconds(seconds) {
   return whole < 60 ? `${whole} s` : `${Math.floor(whole / 60)} min ${whole % 60} s`;
 }
 
-function showNotice(text) {
+function showNotice(text, from = "action") {
+  view.noticeFrom = from;
   $("notice").textContent = text;
   $("notice").hidden = false;
 }
