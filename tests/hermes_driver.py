@@ -1,7 +1,7 @@
 """Runs tool calls through Hermes Agent's own MCP client; started with Hermes Agent's interpreter.
 
 Reads JSON from stdin: {"calls": [[tool, arguments], ...]}, tools named as the server names
-them. Hermes Agent reads its MCP servers from $HERMES_HOME/config.yaml, which the test writes,
+them; an argument given as "$run_id" becomes the run id of the latest answer that named one. Hermes Agent reads its MCP servers from $HERMES_HOME/config.yaml, which the test writes,
 and registers each tool as mcp__<server>__<tool> (the server name sanitised). Prints one JSON
 object: the names Hermes registered and, per call, the string Hermes hands its model.
 """
@@ -20,7 +20,11 @@ def main() -> int:
     try:
         registered = discover_mcp_tools()
         by_tool = {name.rsplit("__", 1)[1]: name for name in registered}
-        answers = [handle_function_call(by_tool.get(tool, tool), arguments) for tool, arguments in request["calls"]]
+        answers, run_id = [], None
+        for tool, arguments in request["calls"]:
+            arguments = {key: run_id if value == "$run_id" else value for key, value in arguments.items()}
+            answers.append(handle_function_call(by_tool.get(tool, tool), arguments))
+            run_id = (json.loads(answers[-1]).get("structuredContent") or {}).get("run_id", run_id)
     finally:
         shutdown_mcp_servers()
     json.dump({"registered": sorted(registered), "answers": answers}, sys.stdout)

@@ -106,3 +106,56 @@ def inspector_cli() -> list[str]:
                  env={**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"})
             marker.write_text(f"{NODE} {INSPECTOR}")
     return [str(root / "bin" / "node"), str(root / "node_modules" / ".bin" / "mcp-inspector"), "--cli"]
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_INSTALL = "apt-get install -y chromium"
+
+
+def chromium() -> Path:
+    """Debian's Chromium, installed with apt-get when it is missing and this runs as root.
+
+    A browser download by Playwright is not used: Debian's package is what CI machines can get.
+    """
+    if CHROMIUM.exists():
+        return CHROMIUM
+    with _locked(cache_dir() / "chromium"):
+        if not CHROMIUM.exists():
+            if os.geteuid() != 0:
+                raise AssertionError(f"Chromium is not installed at {CHROMIUM}; install it with: sudo {CHROMIUM_INSTALL}")
+            quiet = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+            _run(["apt-get", "update", "-q"], env=quiet)
+            _run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"], env=quiet)
+    assert CHROMIUM.exists(), f"{CHROMIUM_INSTALL} ran but {CHROMIUM} is still missing"
+    return CHROMIUM
+
+
+# The browser test's host: the MCP Apps extension's own package (its host bridge, AppBridge, and
+# the TypeScript SDK client it builds on), Playwright's library without a browser download, and
+# esbuild to bundle the host page's script for the browser.
+APPS_HOST_PACKAGES = [
+    "@modelcontextprotocol/ext-apps@2.0.4",
+    "@modelcontextprotocol/client@2.4.0",
+    "@modelcontextprotocol/core@2.4.0",
+    "zod@4.6.7",
+    "playwright-core@1.65.1",
+    "esbuild@0.28.2",
+]
+
+
+def apps_host() -> tuple[Path, Path]:
+    """Node.js and the node_modules folder holding the pinned browser-test packages."""
+    root = cache_dir() / "apps-host"
+    marker = root / ".installed"
+    wanted = " ".join([NODE, *APPS_HOST_PACKAGES])
+    with _locked(root):
+        if not marker.exists() or marker.read_text() != wanted:
+            bin_dir = fresh_venv(root)
+            _run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", NODE])
+            # Playwright must not fetch a browser of its own: Debian's Chromium is used.
+            env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+                   "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"}
+            _run([str(bin_dir / "npm"), "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(root),
+                  *APPS_HOST_PACKAGES], env=env)
+            marker.write_text(wanted)
+    return root / "bin" / "node", root / "node_modules"

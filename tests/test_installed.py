@@ -14,6 +14,9 @@ import anyio
 import yaml
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.server.apps import APP_MIME_TYPE
+
+from hermes_rl_mcp.server.dashboard import DASHBOARD_URI
 
 from installs import REPO, hermes_agent_python, inspector_cli
 from mcp_helpers import structured
@@ -46,8 +49,13 @@ def test_the_wheel_finds_its_environments_and_completes_a_run(installed_wheel: P
                 assert time.monotonic() < deadline, status
                 await anyio.sleep(0.5)
             assert status["status"] == "completed", status
-            results = structured(await client.call_tool("rl_get_results", {"run_id": run_id}))
+            answer = await client.call_tool("rl_get_results", {"run_id": run_id})
+            results = structured(answer)
             assert results["final_checkpoint"] and "eval/percent_correct" in results["final_metrics"]
+            # The wheel brings the plotting library and the dashboard page with it.
+            assert [block.type for block in answer.content] == ["text", "image"]
+            (page,) = (await client.read_resource(DASHBOARD_URI)).contents
+            assert page.mime_type == APP_MIME_TYPE and "function drawChart" in page.text
 
     anyio.run(scenario)
 
@@ -85,6 +93,9 @@ def test_hermes_agent_reads_every_mistake_as_an_answer_and_keeps_the_server(inst
         ["rl_edit_config", {"field": "run.backend", "value": "local"}],
         ["rl_get_current_config", {}],
         ["get_prompt", {"name": "train_on_environment", "arguments": {"environment": "reverse_text"}}],
+        ["rl_start_training", {}],
+        ["rl_get_results", {"run_id": "$run_id"}],
+        ["rl_stop_training", {"run_id": "$run_id"}],
     ]
     env = {"HERMES_HOME": str(home), "PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     done = subprocess.run(
@@ -101,12 +112,17 @@ def test_hermes_agent_reads_every_mistake_as_an_answer_and_keeps_the_server(inst
         assert "error" not in answer, (tool, arguments, answer)  # Hermes counts only errors against a server
         assert answer["result"].startswith("Refused: "), answer
         assert answer["structuredContent"]["refused"] is True and answer["structuredContent"]["kind"] == kind, answer
-    edited, config, prompt = answers[12:]
+    edited, config, prompt, started, results, stopped = answers[12:]
     assert "error" not in edited and json.loads(edited["result"])["new_value"] == "local"
     current = json.loads(config["result"])
     assert current["backend"] == "local" and current["editable"]["env.group_size"]["value"] == 8  # nothing was changed
     assert len(json.dumps(config, ensure_ascii=False)) <= 15_000, "the config must stay lean for a Hermes model"
     assert "rl_start_training" in json.dumps(prompt)
+    # Hermes caches the curves picture for its user and hands its model a MEDIA tag to it.
+    text, media = results["result"].rsplit("\n", 1)
+    assert json.loads(text)["run_id"] == started["structuredContent"]["run_id"] == results["structuredContent"]["run_id"]
+    assert media.startswith("MEDIA:") and Path(media[len("MEDIA:"):]).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert stopped["structuredContent"]["status"] in ("stopped", "completed", "failed"), stopped
 
 
 def _inspector(installed_wheel: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ["wandb", "numpy", "hermes_rl_mcp.trainer.model", "hermes_rl_mcp.api.app"]
+HEAVY = ["wandb", "numpy", "matplotlib", "hermes_rl_mcp.trainer.model", "hermes_rl_mcp.api.app"]
 
 
 def test_server_start_up_imports_nothing_heavy() -> None:

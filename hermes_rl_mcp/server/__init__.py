@@ -33,10 +33,11 @@ from hermes_rl_mcp.server.calls import (
     with_refusal,
 )
 from hermes_rl_mcp.server.control_tools import register_control_tools
+from hermes_rl_mcp.server.dashboard import dashboard_extension
 from hermes_rl_mcp.server.log_watch import LogWatcher, run_resource_uris
 from hermes_rl_mcp.server.prompts import register_prompts
 from hermes_rl_mcp.server.resources import MAX_LISTED_RUNS, register_run_resources
-from hermes_rl_mcp.server.run_tools import register_run_tools
+from hermes_rl_mcp.server.run_tools import bind_run_view_tools, register_run_tools
 from hermes_rl_mcp.server.stdio_wire import serve_screened_stdio
 
 INSTRUCTIONS = """\
@@ -92,8 +93,10 @@ class HermesRLServer(MCPServer):
             return refusal_result(refusal)
         if isinstance(result, types.CallToolResult) and result.structured_content is not None:
             # The SDK writes the text indented; the same JSON compact costs a client's model less.
+            # Blocks other than text (the curves picture) stay after it.
             compact = pydantic_core.to_json(result.structured_content).decode()
-            result.content = [types.TextContent(type="text", text=compact)]
+            others = [block for block in result.content if not isinstance(block, types.TextContent)]
+            result.content = [types.TextContent(type="text", text=compact), *others]
         return result
 
     async def run_stdio_async(self) -> None:
@@ -117,6 +120,8 @@ def build_server(control: ControlPlane | None = None) -> HermesRLServer:
     control = control or ControlPlane()
     bus = InMemorySubscriptionBus()
     watcher = LogWatcher(control, bus)
+    apps = dashboard_extension()
+    bind_run_view_tools(apps, control)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[dict]:
@@ -136,6 +141,7 @@ def build_server(control: ControlPlane | None = None) -> HermesRLServer:
         log_level="WARNING",
         subscriptions=bus,
         lifespan=lifespan,
+        extensions=[apps],
     )
     register_control_tools(server, control)
     register_run_tools(server, control)
@@ -143,6 +149,7 @@ def build_server(control: ControlPlane | None = None) -> HermesRLServer:
     register_prompts(server)
     server.admit_refusals()
     _serve_legacy_subscriptions(server, watcher)
+    server.middleware.append(_extensions_in_handshake(server))
     watcher.wrap_listen(server._lowlevel_server)  # noqa: SLF001 - wraps the SDK's listen handler
     return server
 
@@ -163,6 +170,26 @@ def _serve_legacy_subscriptions(server: MCPServer, watcher: LogWatcher) -> None:
     lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's documented place for this handler
     lowlevel.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+
+
+def _extensions_in_handshake(server: MCPServer):
+    """2025-11-25 ``initialize``: the extensions (the Apps dashboard) go into its capabilities too.
+
+    The SDK's schema for that version has no ``capabilities.extensions`` and drops what the
+    extensions advertise, but MCP Apps hosts read the extension there in both eras (the ext-apps
+    package's ``getUiCapability``), and today's hosts speak 2025-11-25.
+    """
+    advertised = server._lowlevel_server.extensions  # noqa: SLF001 - filled by MCPServer(extensions=...)
+
+    async def middleware(ctx, call_next):
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and advertised and isinstance(result, dict):
+            capabilities = result.get("capabilities")
+            if isinstance(capabilities, dict) and "extensions" not in capabilities:
+                result = {**result, "capabilities": {**capabilities, "extensions": dict(advertised)}}
+        return result
+
+    return middleware
 
 
 def serve_stdio() -> None:

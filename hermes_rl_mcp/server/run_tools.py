@@ -1,24 +1,37 @@
-"""The run tools: start, status, stop, results, list, logs. Thin calls into ``hermes_rl_mcp.runs``."""
+"""The run tools: start, status, stop, results, list, logs. Thin calls into ``hermes_rl_mcp.runs``.
+
+The tools that show one run (start, status, results) are bound to the run dashboard through the
+MCP Apps extension, so they are declared on it, before the server is built; the others go on the
+server.
+"""
 
 from __future__ import annotations
 
+import base64
 from typing import Annotated, Literal
 
+import pydantic_core
+from mcp.server.apps import Apps
 from mcp.server.mcpserver import Context, MCPServer
-from pydantic import Field
+from mcp_types import CallToolResult, ImageContent, TextContent
+from pydantic import BaseModel, Field
 
 from hermes_rl_mcp import runs
 from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.runs.models import LogText, RunList, RunResults, RunStarted, RunStatus, StopResult
 from hermes_rl_mcp.server.calls import READ_ONLY, STARTS, STOPS, core_call
+from hermes_rl_mcp.server.dashboard import DASHBOARD_URI
 
 RunId = Annotated[str, Field(description="Run id returned by rl_start_training or rl_list_runs.", max_length=100)]
 Component = Literal["api", "trainer", "env", "supervisor"]
 StatusFilter = Literal["starting", "running", "stopping", "completed", "failed", "stopped"]
 
 
-def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
-    @server.tool(
+def bind_run_view_tools(apps: Apps, control: ControlPlane) -> None:
+    """Start, status and results: the tools whose result a host may show as the run dashboard."""
+
+    @apps.tool(
+        resource_uri=DASHBOARD_URI,
         title="Start a training run",
         annotations=STARTS,
         description=(
@@ -38,7 +51,8 @@ def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
         await ctx.report_progress(2, 2, f"run {started.run_id} is starting")
         return started
 
-    @server.tool(
+    @apps.tool(
+        resource_uri=DASHBOARD_URI,
         title="Check a run's status",
         annotations=READ_ONLY,
         description=(
@@ -46,12 +60,56 @@ def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
             "stopping, completed, failed or stopped; each component (api, trainer, env) running or exited "
             "with its code; step of total_steps; the latest train/percent_correct, eval/percent_correct, "
             "reward/mean and train/loss; running time; for a failed run the reason and the end of the "
-            "failing component's log. Cheap: poll it. Next: rl_get_results(run_id) when it has finished; "
-            "rl_get_logs(run_id, component) for a component's full log."
+            "failing component's log. Cheap: poll it. picture=true adds a PNG of the learning curves. Next: "
+            "rl_get_results(run_id) when it has finished; rl_get_logs(run_id, component) for a component's full log."
         ),
     )
-    async def rl_check_status(run_id: RunId) -> RunStatus:
-        return await core_call(runs.check_status, run_id, state=control.state_dir)
+    async def rl_check_status(
+        run_id: RunId,
+        picture: Annotated[bool, Field(description="Also return a PNG image of the run's learning curves.")] = False,
+    ) -> Annotated[CallToolResult, RunStatus]:
+        status = await core_call(runs.check_status, run_id, state=control.state_dir)
+        results = await core_call(runs.get_results, run_id, state=control.state_dir) if picture else None
+        return await answer_with_curves(status, results)
+
+    @apps.tool(
+        resource_uri=DASHBOARD_URI,
+        title="Get a run's results",
+        annotations=READ_ONLY,
+        description=(
+            "Results of a training run (run_id from rl_start_training or rl_list_runs), finished or not: "
+            "final and best value of every metric, a history of each (at most 40 evenly spread points), "
+            "checkpoints with paths, the config used, duration, the event log, and the W&B run (online URL, "
+            "or the offline directory and its `wandb sync` command), with a PNG image of the learning "
+            "curves unless picture=false. Logs: rl_get_logs(run_id, component)."
+        ),
+    )
+    async def rl_get_results(
+        run_id: RunId,
+        picture: Annotated[bool, Field(description="Add a PNG image of the learning curves (train and eval "
+                                       "percent correct, reward, loss against step).")] = True,
+    ) -> Annotated[CallToolResult, RunResults]:
+        results = await core_call(runs.get_results, run_id, state=control.state_dir)
+        return await answer_with_curves(results, results if picture else None)
+
+
+async def answer_with_curves(answer: BaseModel, results: RunResults | None) -> CallToolResult:
+    """The tool's structured answer and its JSON text, and after them the curves as an image.
+
+    The structured result stays exactly the tool's model, so clients without images lose nothing.
+    """
+    structured = answer.model_dump(mode="json")
+    content: list[TextContent | ImageContent] = [TextContent(type="text", text=pydantic_core.to_json(structured).decode())]
+    if results is not None:
+        from hermes_rl_mcp.runs.curves_picture import curves_png  # matplotlib loads on the first picture
+
+        png = await core_call(curves_png, results)
+        content.append(ImageContent(type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png"))
+    return CallToolResult(content=content, structured_content=structured)
+
+
+def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
+    """Stop, list and logs: the run tools that are not a view of one run."""
 
     @server.tool(
         title="Stop a training run",
@@ -65,19 +123,6 @@ def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
     )
     async def rl_stop_training(run_id: RunId) -> StopResult:
         return await core_call(runs.stop_run, run_id, state=control.state_dir)
-
-    @server.tool(
-        title="Get a run's results",
-        annotations=READ_ONLY,
-        description=(
-            "Results of a training run (run_id from rl_start_training or rl_list_runs), finished or not: "
-            "final and best value of every metric, a history of each (at most 40 evenly spread points), "
-            "checkpoints with paths, the config used, duration, the event log, and the W&B run (online URL, "
-            "or the offline directory and its `wandb sync` command). Logs: rl_get_logs(run_id, component)."
-        ),
-    )
-    async def rl_get_results(run_id: RunId) -> RunResults:
-        return await core_call(runs.get_results, run_id, state=control.state_dir)
 
     @server.tool(
         title="List training runs",
