@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import textwrap
 import threading
+from collections import OrderedDict
 
 from hermes_rl_mcp.runs.models import MetricSeries, RunResults
 
@@ -25,10 +26,28 @@ SIZE_INCHES = (8.0, 3.4)
 DPI = 90
 # pyplot keeps global state; pictures may be asked for from several worker threads at once.
 _DRAWING = threading.Lock()
+# What a picture shows; an unchanged run (every call on a finished one) is not drawn again.
+_DRAWN_FIELDS = {"run_id", "environment", "status", "reason", "step", "total_steps", "history", "best_metrics"}
+_REMEMBERED = 16
+_drawn: OrderedDict[bytes, bytes] = OrderedDict()
 
 
 def curves_png(results: RunResults) -> bytes:
     """The run's score and loss curves against step, best eval marked, status in the title."""
+    key = results.model_dump_json(include=_DRAWN_FIELDS).encode()
+    with _DRAWING:
+        if key in _drawn:
+            _drawn.move_to_end(key)
+            return _drawn[key]
+    png = _draw(results)
+    with _DRAWING:
+        _drawn[key] = png
+        while len(_drawn) > _REMEMBERED:
+            _drawn.popitem(last=False)
+    return png
+
+
+def _draw(results: RunResults) -> bytes:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
