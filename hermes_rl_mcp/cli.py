@@ -13,6 +13,7 @@ USAGE = """usage: hermes-rl-mcp [COMMAND] [ARGS]
   (no command)          serve MCP over stdio
   api                   run the trajectory API (hermes-rl-mcp api --help)
   trainer               run the local trainer (hermes-rl-mcp trainer --config run.yaml)
+  policy                serve one fixed policy: --init, --checkpoint PATH or --tinker-sampler URI
   runs [--status S]     list runs, newest first
   status RUN            show a run's status, components, progress and latest metrics
   logs RUN COMPONENT [-n N]
@@ -42,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
         from hermes_rl_mcp.trainer.cli import main as trainer_main
 
         return trainer_main(rest)
+    if command == "policy":
+        from hermes_rl_mcp.trainer.serve_policy import main as policy_main
+
+        return policy_main(rest)
     if command == "supervise":
         from hermes_rl_mcp.runs.supervisor import main as supervise_main
 

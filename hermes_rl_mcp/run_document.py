@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
@@ -35,6 +35,26 @@ class RunDocumentError(ValueError):
     """The document is missing, not YAML, or not a valid run document; the message says which."""
 
 
+class EvaluatedCheckpoint(BaseModel):
+    """What an evaluation job evaluates (``run.evaluates``): a checkpoint of another run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    step: int = Field(ge=0, le=100_000_000)
+    checkpoint: str = Field(min_length=1, description="The checkpoint archive, or tinker:// sampler weights.")
+    base_model: str | None = None
+
+
+class TrialSettings(BaseModel):
+    """An environment's ``trial`` mode (``run.trial``): how many groups, each bounded in time."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    groups: int = Field(1, ge=1, le=1024)
+    group_timeout: float = Field(60.0, gt=0, le=3600)
+
+
 class RunSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -47,6 +67,12 @@ class RunSection(BaseModel):
     profile: str | None = None
     api_url: str | None = None
     policy_url: str | None = None
+    # A job other than training: "evaluate" serves run.evaluates and runs the held-out evaluation.
+    job: Literal["evaluate"] | None = None
+    evaluates: EvaluatedCheckpoint | None = None
+    trial: TrialSettings | None = None
+    # The variable holding the policy endpoint's key: read by the environment process, never written.
+    policy_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class EnvSection(BaseModel):

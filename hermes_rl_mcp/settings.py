@@ -50,3 +50,13 @@ def profile_override(backend: str) -> Path | None:
     """An operator's replacement for a backend's locked profile: ``HERMES_RL_PROFILE_<BACKEND>``."""
     value = os.environ.get(f"HERMES_RL_PROFILE_{backend.upper()}")
     return Path(value).expanduser() if value else None
+
+
+def endpoints_file() -> Path | None:
+    """The operator's named OpenAI-compatible endpoints: the YAML file ``HERMES_RL_ENDPOINTS``.
+
+    Only the operator's environment sets it; an agent picks an endpoint by its name and never
+    supplies an address, so a key goes only where the operator sent it.
+    """
+    value = os.environ.get("HERMES_RL_ENDPOINTS", "").strip()
+    return Path(value).expanduser() if value else None

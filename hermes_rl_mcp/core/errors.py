@@ -58,3 +58,19 @@ class SelectionDamaged(ControlError):
 
 class DiskFull(ControlError):
     """The state directory's disk is full: nothing was saved, and the message names the disk."""
+
+
+class UnknownEndpoint(ControlError):
+    """The agent named a policy endpoint the operator has not named (or asked for two at once)."""
+
+
+class NoCheckpoint(ControlError):
+    """The run has no checkpoint to serve, or not the one asked for."""
+
+
+class EndpointUnavailable(ControlError):
+    """A policy endpoint could not be started or answered too late; the message says why."""
+
+
+class InvalidCount(ControlError):
+    """A count (groups, completions, tokens) outside its bounds."""

@@ -52,6 +52,7 @@ class ComponentSpec:
     extra_env_keys: tuple[str, ...] = ()
     ready_probe: Callable[[], bool] | None = None
     stop_grace: float = 2.0  # seconds from SIGTERM to SIGKILL when the run ends
+    finishes_run: bool = False  # its clean exit completes the run (an evaluation's environment)
 
 
 class Backend(Protocol):
@@ -121,6 +122,16 @@ def _plugins(environ: Any) -> dict[str, str]:
         if sep and name.strip() and target.strip():
             entries[name.strip()] = target.strip()
     return entries
+
+
+def job_backend(document: RunDocument, environ: Any = None) -> Backend:
+    """What spawns the components of this run document: its backend, or an evaluation on it."""
+    backend = resolve_backend(document.run.backend, environ)
+    if document.run.job == "evaluate":
+        from hermes_rl_mcp.runs.evaluation import EvaluationJob
+
+        return EvaluationJob(backend)
+    return backend
 
 
 def backend_names(environ: Any = None) -> list[str]:

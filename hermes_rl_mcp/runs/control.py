@@ -24,9 +24,10 @@ import yaml
 from hermes_rl_mcp import run_document, settings, storage
 from hermes_rl_mcp.metrics_log import read_metrics
 from hermes_rl_mcp.run_document import RunDocument
-from hermes_rl_mcp.runs.backends import LocalBackend, resolve_backend
+from hermes_rl_mcp.runs.backends import LocalBackend, job_backend, resolve_backend
 from hermes_rl_mcp.runs.childenv import minimal_environment
 from hermes_rl_mcp.runs.errors import BackendUnavailable, DiskFull, InvalidArgument, InvalidRunConfig, LogNotAvailable, RunError, UnknownRun
+from hermes_rl_mcp.runs.evaluation import EVALUATION_COMPONENTS
 from hermes_rl_mcp.runs.ids import new_run_id, validate_run_id
 from hermes_rl_mcp.runs.layout import RunPaths
 from hermes_rl_mcp.runs.metrics import latest_metrics, summarize
@@ -83,7 +84,7 @@ def start_run(config: RunDocument | dict[str, Any], *, state: Path | None = None
     document = _check_run_config(config)
     environment, backend_name = document.run.environment, document.run.backend
     assert environment is not None
-    backend = resolve_backend(backend_name)
+    backend = job_backend(document)
     backend.check(document, os.environ)
     state_path = _state_dir(state)
     if storage.below_floor(state_path):
@@ -127,7 +128,8 @@ def _create_and_spawn(document: RunDocument, environment: str, backend: Any, sta
     with Registry.shared(state_path) as registry:
         created = registry.insert_run(
             run_id=paths.run_id, environment=environment, backend=backend_name, run_dir=str(paths.root),
-            total_steps=document.env.total_steps, reason="run created",
+            # An evaluation has no steps of its own.
+            total_steps=None if document.run.job == "evaluate" else document.env.total_steps, reason="run created",
         )
         try:
             with open(paths.log("supervisor"), "ab") as log:
@@ -261,7 +263,8 @@ def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
     now = time.time()
     recorded = registry.components(run_id)
     components: dict[str, ComponentStatus] = {}
-    for name in [*COMPONENTS, *sorted(set(recorded) - set(COMPONENTS))]:
+    planned = EVALUATION_COMPONENTS if _is_evaluation(paths) else COMPONENTS
+    for name in [*planned, *sorted(set(recorded) - set(planned))]:
         c = recorded.get(name)
         components[name] = (
             ComponentStatus(name=name, state=c["state"], pid=c["pid"], port=c["port"], exit_code=c["exit_code"])
@@ -303,6 +306,13 @@ def _with_disk_note(row: dict[str, Any]) -> str | None:
     if row["status"] != "failed" or "the disk holding" in (reason or "") or not storage.below_floor(row["run_dir"]):
         return reason
     return f"{reason}; {_disk_note(row['run_dir'])}, the likely cause"
+
+
+def _is_evaluation(paths: RunPaths) -> bool:
+    try:
+        return run_document.load(paths.config).run.job == "evaluate"
+    except (OSError, run_document.RunDocumentError):
+        return False
 
 
 def _progress(step: int, total: int | None) -> float:

@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 from hermes_rl_mcp import run_document
 from hermes_rl_mcp.run_document import RunDocument
-from hermes_rl_mcp.runs.backends import Backend, ComponentSpec, Ports, resolve_backend
+from hermes_rl_mcp.runs.backends import Backend, ComponentSpec, Ports, job_backend
 from hermes_rl_mcp.runs.childenv import minimal_environment
 from hermes_rl_mcp.runs.errors import RunError
 from hermes_rl_mcp.runs.ids import validate_run_id
@@ -136,7 +136,7 @@ class Supervisor:
 
     def _start_and_watch(self) -> Outcome:
         document = run_document.load(self.paths.config)
-        backend = resolve_backend(document.run.backend)
+        backend = job_backend(document)
         ports = Ports(api=free_port(), policy=free_port())
         while ports.policy == ports.api:
             ports = Ports(api=ports.api, policy=free_port())
@@ -238,6 +238,8 @@ class Supervisor:
             if earlier is not None:
                 return earlier
             code = current.process.poll()
+            if code == 0 and spec.finishes_run:
+                return "ready"  # done already: the watch records its exit and completes the run
             if code is not None:
                 current.exit_code = code
                 self.registry.set_component(self.run_id, name, state="exited", exit_code=code)
@@ -313,6 +315,8 @@ class Supervisor:
             current.exit_code = code
             self.registry.set_component(self.run_id, name, state="exited", exit_code=code)
             self.say(f"{name} exited with code {code}")
+            if code == 0 and current.spec.finishes_run:
+                return Outcome("completed", f"{name} finished")
             if code == 0 and name == "env":
                 self._finished_at[name] = time.monotonic()
                 continue

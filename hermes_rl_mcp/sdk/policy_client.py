@@ -142,6 +142,9 @@ class PolicyClient:
         those strings (constrained decoding)."""
         body = {"messages": messages, **self._sampling(n, max_tokens, temperature, stop, guided_choice)}
         data = await self._post("chat/completions", body)
+        return self._checked(self._chat_group(data), n, guided_choice)
+
+    def _chat_group(self, data: dict[str, Any]) -> CompletionGroup:
         try:
             completions = [
                 Completion(
@@ -152,10 +155,9 @@ class PolicyClient:
                 )
                 for choice in data["choices"]
             ]
-            group = CompletionGroup(prompt_token_ids=data["prompt_token_ids"], completions=completions)
+            return CompletionGroup(prompt_token_ids=data["prompt_token_ids"], completions=completions)
         except (KeyError, TypeError, ValidationError) as exc:
             raise PolicyError(f"chat completion lacks token ids or logprobs: {exc!r}") from exc
-        return self._checked(group, n, guided_choice)
 
     async def complete(
         self,
@@ -170,6 +172,9 @@ class PolicyClient:
         """``n`` text completions of ``prompt``; ``guided_choice`` as for ``chat``."""
         body = {"prompt": prompt, **self._sampling(n, max_tokens, temperature, stop, guided_choice)}
         data = await self._post("completions", body)
+        return self._checked(self._text_group(data), n, guided_choice)
+
+    def _text_group(self, data: dict[str, Any]) -> CompletionGroup:
         try:
             completions = [
                 Completion(
@@ -180,13 +185,11 @@ class PolicyClient:
                 )
                 for choice in data["choices"]
             ]
-            group = CompletionGroup(prompt_token_ids=data["prompt_token_ids"], completions=completions)
+            return CompletionGroup(prompt_token_ids=data["prompt_token_ids"], completions=completions)
         except (KeyError, TypeError, ValidationError) as exc:
             raise PolicyError(f"text completion lacks token ids or logprobs: {exc!r}") from exc
-        return self._checked(group, n, guided_choice)
 
-    @staticmethod
-    def _checked(group: CompletionGroup, n: int, guided_choice: Sequence[str] | None) -> CompletionGroup:
+    def _checked(self, group: CompletionGroup, n: int, guided_choice: Sequence[str] | None) -> CompletionGroup:
         if len(group.completions) != n:
             raise PolicyError(f"asked for {n} completions, got {len(group.completions)}")
         for completion in group.completions:

@@ -1,5 +1,6 @@
 """Runs an environment: ``serve`` (feed the trajectory API), ``process`` (scored groups to JSONL
-without the API) or ``evaluate`` (the held-out evaluation alone).
+without the API), ``evaluate`` (the held-out evaluation alone) or ``trial`` (a few groups
+against an endpoint, reported in full; see :mod:`hermes_rl_mcp.sdk.trial`).
 
 ``python env.py serve --config run.yaml [--env.FIELD v] [--openai.FIELD v]``; see
 :mod:`hermes_rl_mcp.sdk.run_config` for how the configuration is merged.
@@ -19,7 +20,7 @@ from hermes_rl_mcp.metrics_log import MetricsLog
 from hermes_rl_mcp.sdk.base import BaseEnv, ScoredDataGroup
 from hermes_rl_mcp.sdk.run_config import ConfigError, RunSettings, resolve
 
-MODES = ("serve", "process", "evaluate")
+MODES = ("serve", "process", "evaluate", "trial")
 STATUS_POLL_S = 0.1
 GATE_POLL_S = 0.02
 API_GRACE_S = 30.0  # how long the trajectory API may be unreachable before the env gives up
@@ -416,7 +417,8 @@ def build_parser(env_cls: type[BaseEnv]) -> argparse.ArgumentParser:
         description=(env_cls.__doc__ or "").strip().splitlines()[0] if env_cls.__doc__ else None,
         epilog="Override any field with --env.FIELD VALUE or --openai.FIELD VALUE (command line > YAML > config_init()).",
     )
-    parser.add_argument("mode", choices=MODES, help="serve: feed the trajectory API; process: write scored groups to JSONL; evaluate: held-out evaluation only")
+    parser.add_argument("mode", choices=MODES, help="serve: feed the trajectory API; process: write scored groups to JSONL; evaluate: held-out evaluation only; "
+                        "trial: a few groups against the endpoint, reported in full")
     parser.add_argument("--config", type=Path, default=None, help="run YAML (sections run, env, openai, trainer)")
     return parser
 
@@ -428,6 +430,10 @@ async def _run(env_cls: type[BaseEnv], mode: str, settings: RunSettings) -> int:
             return await Server(runtime).run()
         if mode == "process":
             return await process(runtime)
+        if mode == "trial":
+            from hermes_rl_mcp.sdk.trial import trial
+
+            return await trial(runtime)
         return await evaluate(runtime)
     finally:
         await runtime.close()

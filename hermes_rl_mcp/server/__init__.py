@@ -35,6 +35,7 @@ from hermes_rl_mcp.server.calls import (
 from hermes_rl_mcp.server.control_tools import register_control_tools
 from hermes_rl_mcp.server.dashboard import dashboard_extension
 from hermes_rl_mcp.server.log_watch import LogWatcher, run_resource_uris
+from hermes_rl_mcp.server.model_tools import register_model_tools
 from hermes_rl_mcp.server.prompts import register_prompts
 from hermes_rl_mcp.server.resources import MAX_LISTED_RUNS, register_run_resources
 from hermes_rl_mcp.server.run_tools import bind_run_view_tools, register_run_tools
@@ -53,6 +54,8 @@ Workflow:
 5. rl_start_training: start a run; it returns a run_id at once and trains in the background.
 6. rl_check_status(run_id) to follow it (poll every 10-30 s), rl_stop_training(run_id) to end it
    early, rl_get_results(run_id) for metrics, learning curves and checkpoints.
+rl_test_inference tries the environment against a model before training; rl_sample and
+rl_evaluate use a run's checkpoints (an evaluation is followed like a run).
 Runs survive server restarts: rl_list_runs shows every run. Logs are resources
 rl://runs/{run_id}/logs/{api|trainer|env|supervisor} (subscribe to follow them) and the
 rl_get_logs tool. Fields are namespaced env.*, trainer.*, openai.* and run.*; a bare name works
@@ -145,6 +148,7 @@ def build_server(control: ControlPlane | None = None) -> HermesRLServer:
     )
     register_control_tools(server, control)
     register_run_tools(server, control)
+    register_model_tools(server, control)
     register_run_resources(server, control)
     register_prompts(server)
     server.admit_refusals()
