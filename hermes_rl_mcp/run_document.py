@@ -3,7 +3,8 @@
 The core builds it from the selection and the profile; the supervisor fills in the run's ports;
 the trainer and the environment process read it. Sections:
 
-- ``run``: where the run is (id, directory, backend, environment file) and its two addresses;
+- ``run``: where the run is (id, directory, backend, environment file), its two addresses, and
+  for a resumed run the checkpoint it started from;
 - ``env``: the environment's config fields (the environment's own config class validates them;
   the few the trainer needs are typed here);
 - ``openai``: the policy endpoints the environment samples from;
@@ -24,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from hermes_rl_mcp import yaml_text
 from hermes_rl_mcp.runs.redact import redact_data
-from hermes_rl_mcp.trainer.settings import TRAINER_SETTINGS
+from hermes_rl_mcp.trainer.settings import TRAINER_SETTINGS, ResumePoint
 
 DEFAULT_RUN_DIR = "hermes-rl-run"
 LOCAL_MODEL_NAME = "hermes-rl-local"
@@ -73,6 +74,7 @@ class RunSection(BaseModel):
     trial: TrialSettings | None = None
     # The variable holding the policy endpoint's key: read by the environment process, never written.
     policy_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    resumed_from: ResumePoint | None = None  # set in a run resumed from another run's checkpoint
 
 
 class EnvSection(BaseModel):

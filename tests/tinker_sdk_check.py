@@ -22,6 +22,7 @@ CALLS = [
     (tinker.TrainingClient, "save_weights_for_sampler", ["name"]),
     (tinker.TrainingClient, "save_weights_for_sampler_async", ["name"]),
     (tinker.TrainingClient, "save_state", ["name"]),
+    (tinker.TrainingClient, "load_state_with_optimizer", ["path"]),
     (tinker.SamplingClient, "sample_async", ["prompt", "num_samples", "sampling_params"]),
     (types.ModelInput, "from_ints", []),
 ]

@@ -30,6 +30,7 @@ from hermes_rl_mcp.runs.errors import BackendUnavailable, DiskFull, InvalidArgum
 from hermes_rl_mcp.runs.evaluation import EVALUATION_COMPONENTS
 from hermes_rl_mcp.runs.ids import new_run_id, validate_run_id
 from hermes_rl_mcp.runs.layout import RunPaths
+from hermes_rl_mcp.runs.lineage import read_lineage, record_lineage
 from hermes_rl_mcp.runs.metrics import latest_metrics, summarize
 from hermes_rl_mcp.runs.models import (
     ACTIVE_STATES,
@@ -119,6 +120,8 @@ def _create_and_spawn(document: RunDocument, environment: str, backend: Any, sta
             update={"run": document.run.model_copy(update={"id": paths.run_id, "dir": str(paths.root)})}
         )
         run_document.write(paths.config, document)
+        if document.run.resumed_from is not None:
+            record_lineage(paths, document.run.resumed_from.model_dump())
     except yaml.YAMLError as exc:
         shutil.rmtree(paths.root, ignore_errors=True)
         raise InvalidRunConfig(f"the run config cannot be written as YAML: {exc}") from exc
@@ -272,7 +275,9 @@ def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
             else ComponentStatus(name=name, state="pending")
         )
     step, found = latest_metrics(paths.metrics, STATUS_METRICS)
-    step = max(step, row["step"] or 0)
+    resumed_from = read_lineage(paths)
+    # A resumed run is at its parent's step until its own first step is logged.
+    step = max(step, row["step"] or 0, resumed_from.step if resumed_from else 0)
     total = row["total_steps"]
     return RunStatus(
         run_id=run_id,
@@ -297,6 +302,7 @@ def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
         supervisor_pid=row["supervisor_pid"],
         log_uris={c: log_uri(run_id, c) for c in LOG_COMPONENTS},
         checked_at=now,
+        resumed_from=resumed_from,
     )
 
 
@@ -341,15 +347,18 @@ def list_runs(status: str | None = None, *, state: Path | None = None) -> RunLis
             row = _settle(registry, row)
             if status is None or row["status"] == status:
                 settled.append(row)
-    summaries = [
-        RunSummary(
-            run_id=row["id"], environment=row["environment"], backend=row["backend"], status=row["status"],
-            reason=row["reason"], created_at=row["created_at"], ended_at=row["ended_at"], step=row["step"] or 0,
-            total_steps=row["total_steps"], progress=_progress(row["step"] or 0, row["total_steps"]),
-        )
-        for row in settled
-    ]
+    summaries = [_summary(row) for row in settled]
     return RunList(runs=summaries, count=len(summaries))
+
+
+def _summary(row: dict[str, Any]) -> RunSummary:
+    resumed_from = read_lineage(RunPaths(Path(row["run_dir"])))
+    step = max(row["step"] or 0, resumed_from.step if resumed_from else 0)
+    return RunSummary(
+        run_id=row["id"], environment=row["environment"], backend=row["backend"], status=row["status"],
+        reason=row["reason"], created_at=row["created_at"], ended_at=row["ended_at"], step=step,
+        total_steps=row["total_steps"], progress=_progress(step, row["total_steps"]), resumed_from=resumed_from,
+    )
 
 
 # -- stop -------------------------------------------------------------------------------------
@@ -415,7 +424,8 @@ def get_results(run_id: str, *, state: Path | None = None) -> RunResults:
         events = [RunEvent(**event) for event in registry.events(run_id)]
     paths = RunPaths(Path(row["run_dir"]))
     files = _run_files(paths, row.get("wandb_url"))
-    step = max([row["step"] or 0, files.last_step])
+    resumed_from = read_lineage(paths)
+    step = max([row["step"] or 0, resumed_from.step if resumed_from else 0, files.last_step])
     return RunResults(
         run_id=run_id,
         environment=row["environment"],
@@ -435,6 +445,7 @@ def get_results(run_id: str, *, state: Path | None = None) -> RunResults:
         config=files.config,
         wandb=files.wandb,
         events=events,
+        resumed_from=resumed_from,
     )
 
 
@@ -479,7 +490,7 @@ def _identity(paths: RunPaths) -> tuple[Any, ...]:
 @functools.lru_cache(maxsize=32)
 def _read_run_files(paths: RunPaths, wandb_url: str | None, identity: tuple[Any, ...]) -> _RunFiles:
     final, best, history = summarize(read_metrics(paths.metrics))
-    checkpoints = _checkpoints(paths)
+    checkpoints = checkpoints_of(paths)
     try:
         config = redact_data(run_document.load(paths.config).to_data())
     except (OSError, run_document.RunDocumentError):
@@ -499,7 +510,7 @@ def _read_run_files(paths: RunPaths, wandb_url: str | None, identity: tuple[Any,
 ENGINE_PATH = re.compile(r"^[a-z][a-z0-9+.-]*://")
 
 
-def _checkpoints(paths: RunPaths) -> list[CheckpointInfo]:
+def checkpoints_of(paths: RunPaths) -> list[CheckpointInfo]:
     found: list[CheckpointInfo] = []
     for record in read_metrics(paths.checkpoints_index):  # same JSONL tolerance as metrics
         step, path = record.get("step"), record.get("path")

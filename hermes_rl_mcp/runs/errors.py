@@ -33,3 +33,7 @@ class LogNotAvailable(RunError):
 
 class DiskFull(RunError):
     """The state directory's disk is full or below the free-space floor; the message names it."""
+
+
+class NotResumable(RunError):
+    """The run cannot be resumed: still going, no checkpoint on disk, or its config unreadable."""

@@ -53,5 +53,10 @@ class RunPaths:
         return self.root / "checkpoints"
 
     @property
+    def lineage(self) -> Path:
+        """Present only in a resumed run: the run and checkpoint it started from."""
+        return self.root / "resumed_from.json"
+
+    @property
     def wandb(self) -> Path:
         return self.root / "wandb"

@@ -30,6 +30,14 @@ class RunStarted(BaseModel):
     created_at: float = Field(description="Unix time the run was created.")
 
 
+class ResumedFrom(BaseModel):
+    """The run (and checkpoint) a resumed run started from; its steps and metrics continue from there."""
+
+    run_id: str
+    step: int = Field(description="Step of the parent's checkpoint; this run's steps count on from it.")
+    checkpoint: str = Field(description="The checkpoint file, or the engine's tinker:// state path.")
+
+
 class ComponentStatus(BaseModel):
     name: str
     state: Literal["pending", "starting", "running", "exited", "stopped"] = Field(
@@ -72,6 +80,7 @@ class RunStatus(BaseModel):
     log_uris: dict[str, str]
     checked_at: float = Field(description="When this answer was computed.")
     cached: bool = Field(False, description="True when the operator's minimum interval returned an earlier answer.")
+    resumed_from: ResumedFrom | None = Field(None, description="Set when this run resumed another run's checkpoint.")
     next_fresh_at: float | None = Field(None, description="When a fresh answer is available, if this one is cached.")
 
 
@@ -86,6 +95,7 @@ class RunSummary(BaseModel):
     step: int
     total_steps: int | None
     progress: float
+    resumed_from: ResumedFrom | None = Field(None, description="Set when this run resumed another run's checkpoint.")
 
 
 class RunList(BaseModel):
@@ -152,6 +162,9 @@ class RunResults(BaseModel):
     config: dict[str, Any] = Field(description="The config the run used (secrets redacted).")
     wandb: WandbInfo
     events: list[RunEvent]
+    resumed_from: ResumedFrom | None = Field(
+        None, description="Set when this run resumed another run's checkpoint; its history starts after that step."
+    )
 
 
 class LogText(BaseModel):

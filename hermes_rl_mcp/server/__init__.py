@@ -38,6 +38,7 @@ from hermes_rl_mcp.server.log_watch import LogWatcher, run_resource_uris
 from hermes_rl_mcp.server.model_tools import register_model_tools
 from hermes_rl_mcp.server.prompts import register_prompts
 from hermes_rl_mcp.server.resources import MAX_LISTED_RUNS, register_run_resources
+from hermes_rl_mcp.server.run_history_tools import register_run_history_tools
 from hermes_rl_mcp.server.run_tools import bind_run_view_tools, register_run_tools
 from hermes_rl_mcp.server.stdio_wire import serve_screened_stdio
 
@@ -149,6 +150,7 @@ def build_server(control: ControlPlane | None = None) -> HermesRLServer:
     register_control_tools(server, control)
     register_run_tools(server, control)
     register_model_tools(server, control)
+    register_run_history_tools(server, control)
     register_run_resources(server, control)
     register_prompts(server)
     server.admit_refusals()

@@ -10,23 +10,31 @@ from typing import Any
 import anyio
 import numpy as np
 
-from hermes_rl_mcp.trainer.checkpoints import save_checkpoint
+from hermes_rl_mcp.trainer.checkpoints import load_checkpoint, save_checkpoint
 from hermes_rl_mcp.trainer.learner import Learner
 from hermes_rl_mcp.trainer.model import PolicyModel
 from hermes_rl_mcp.trainer.policy_server import PolicyHolder
-from hermes_rl_mcp.trainer.settings import TrainerConfig
+from hermes_rl_mcp.trainer.seam import TrainerError
+from hermes_rl_mcp.trainer.settings import ResumePoint, TrainerConfig
 from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
 
 
 class LocalLearner:
-    def __init__(self, config: TrainerConfig, run_dir: Path, *, run_id: str | None = None) -> None:
+    def __init__(
+        self, config: TrainerConfig, run_dir: Path, *, run_id: str | None = None, resume_from: ResumePoint | None = None
+    ) -> None:
         self.config = config
         self.run_dir = run_dir
         self.run_id = run_id
-        model = PolicyModel.initialise(CharTokenizer(), hidden_size=config.hidden_size, seed=config.seed)
-        self.learner = Learner(model, config)
+        initial = PolicyModel.initialise(CharTokenizer(), hidden_size=config.hidden_size, seed=config.seed)
+        if resume_from is None:
+            self.learner = Learner(initial, config)
+        else:
+            self.learner = _resumed_learner(resume_from, initial, config)
+        step = resume_from.step if resume_from is not None else 0
         self.policy = PolicyHolder(
-            model=model.copy(), default_temperature=config.temperature, rng=np.random.default_rng(config.seed + 1)
+            model=self.learner.model.copy(), step=step, default_temperature=config.temperature,
+            rng=np.random.default_rng(config.seed + 1 + step),
         )
 
     async def start(self) -> None:
@@ -57,3 +65,26 @@ class LocalLearner:
 
     async def watch(self) -> None:
         await anyio.sleep_forever()  # the policy lives in this process: nothing to watch
+
+
+def _resumed_learner(point: ResumePoint, initial: PolicyModel, config: TrainerConfig) -> Learner:
+    """The learner as the checkpoint left it: weights, Adam moments and step count.
+
+    The KL reference stays the run's initial policy (the seed's), as it was in the parent run.
+    """
+    try:
+        saved = load_checkpoint(Path(point.checkpoint))
+    except (OSError, ValueError, KeyError) as exc:
+        raise TrainerError(f"cannot resume from checkpoint {point.checkpoint}: {exc}") from None
+    if saved.model.shape != initial.shape:
+        raise TrainerError(
+            f"checkpoint {point.checkpoint} holds a model of shape {saved.model.shape.to_dict()}, "
+            f"this run's trainer settings make {initial.shape.to_dict()}: resume with the parent's trainer settings"
+        )
+    learner = Learner(saved.model, config)
+    if saved.optimizer_state:
+        learner.optimizer.load_state(saved.optimizer_state)
+    if learner.reference is not None:
+        learner.reference = initial
+    learner.step_count = saved.step
+    return learner

@@ -59,12 +59,15 @@ def make_learner(config: RunDocument) -> PolicyLearner:
     if isinstance(config.trainer, TinkerTrainerConfig):
         from hermes_rl_mcp.trainer.tinker_learner import TinkerLearner
 
-        return TinkerLearner(config.trainer, config.run_dir, max_tokens=config.env.max_token_length, log=_stderr)
+        return TinkerLearner(
+            config.trainer, config.run_dir, max_tokens=config.env.max_token_length, log=_stderr,
+            resume_from=config.run.resumed_from,
+        )
     if not isinstance(config.trainer, TrainerConfig):
         raise TrainerError(f"run.backend {config.run.backend!r} brings its own trainer; this one trains 'local' and 'tinker'")
     from hermes_rl_mcp.trainer.local_learner import LocalLearner
 
-    return LocalLearner(config.trainer, config.run_dir, run_id=config.run.id)
+    return LocalLearner(config.trainer, config.run_dir, run_id=config.run.id, resume_from=config.run.resumed_from)
 
 
 def _stderr(message: str) -> None:
@@ -78,7 +81,10 @@ class Trainer:
         self.learner = learner or make_learner(config)
         self.run_dir = config.run_dir
         self.total_steps = config.env.total_steps
-        self.step = 0
+        # A resumed run counts on from its parent's checkpoint; the API and the environment learn
+        # the step from the registration's starting_step.
+        resumed = config.run.resumed_from
+        self.step = resumed.step if resumed is not None else 0
         self.port: int | None = None
         self.stop_requested = False
         self.last_checkpoint_step = -1

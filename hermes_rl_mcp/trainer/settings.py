@@ -60,4 +60,14 @@ class TinkerTrainerConfig(BaseModel):
     )
 
 
+class ResumePoint(BaseModel):
+    """Where a resumed run starts (``run.resumed_from``): another run's checkpoint and its step."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str = Field(min_length=1, description="The run whose checkpoint this run starts from.")
+    step: int = Field(ge=0, description="The step the checkpoint was saved at; this run counts on from it.")
+    checkpoint: str = Field(min_length=1, description="Checkpoint file, or the engine's tinker:// state path.")
+
+
 TRAINER_SETTINGS: dict[str, type[BaseModel]] = {"local": TrainerConfig, "tinker": TinkerTrainerConfig}

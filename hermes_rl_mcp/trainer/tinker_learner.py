@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,7 +27,7 @@ import httpx
 from hermes_rl_mcp.trainer.checkpoints import record_checkpoint
 from hermes_rl_mcp.trainer.datums import importance_sampling_loss, training_sequences
 from hermes_rl_mcp.trainer.seam import TrainerError
-from hermes_rl_mcp.trainer.settings import TinkerTrainerConfig
+from hermes_rl_mcp.trainer.settings import ResumePoint, TinkerTrainerConfig
 from hermes_rl_mcp.trainer.tinker_policy import TinkerPolicy, load_tokenizer
 
 T = TypeVar("T")
@@ -49,9 +50,16 @@ def engine_address(environ: dict[str, str] | os._Environ[str] | None = None) -> 
 
 class TinkerLearner:
     def __init__(
-        self, config: TinkerTrainerConfig, run_dir: Path, *, max_tokens: int, log: Callable[[str], None]
+        self,
+        config: TinkerTrainerConfig,
+        run_dir: Path,
+        *,
+        max_tokens: int,
+        log: Callable[[str], None],
+        resume_from: ResumePoint | None = None,
     ) -> None:
         self.config = config
+        self.resume_from = resume_from
         self.run_dir = run_dir
         self.max_tokens = max_tokens
         self.log = log
@@ -96,13 +104,31 @@ class TinkerLearner:
             f"creating a LoRA training client on {cfg.base_model} (rank {cfg.lora_rank})",
             lambda: self.service.create_lora_training_client_async(base_model=cfg.base_model, rank=cfg.lora_rank),
         )
+        if self.resume_from is not None:
+            await self._load_state(self.resume_from)
         tokenizer = await anyio.to_thread.run_sync(load_tokenizer, cfg.base_model)
-        path = await self._save_sampler_weights(0)
+        path = await self._save_sampler_weights(self.resume_from.step if self.resume_from is not None else 0)
         sampler = await self._in_thread("creating a sampling client", lambda: self.service.create_sampling_client(model_path=path))
         self.policy = TinkerPolicy(
             sampler, tokenizer, model_name=cfg.base_model, default_temperature=cfg.temperature, timeout=cfg.request_timeout
         )
         self.log(f"LoRA training client {self.model_id} on {cfg.base_model} (rank {cfg.lora_rank}) at {self.shown_url}")
+
+    async def _load_state(self, point: ResumePoint) -> None:
+        """Weights and Adam state of the parent run's saved training state, into the new adapter.
+
+        ``load_state_with_optimizer`` works unchanged from SDK 0.16.1 to 0.38 (0.38 marks it
+        deprecated in favour of creating the client from the state; the warning is silenced so
+        it does not fill the log); ``load_state`` alone would reset the Adam moments.
+        """
+
+        def load() -> Any:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                return self.training.load_state_with_optimizer(point.checkpoint).result()
+
+        await self._in_thread(f"load_state_with_optimizer of {point.checkpoint}", load)
+        self.log(f"resumed from {point.checkpoint} (run {point.run_id}, step {point.step})")
 
     @property
     def model_id(self) -> str | None:
