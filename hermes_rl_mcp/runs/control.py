@@ -222,7 +222,7 @@ def _kill_components(registry: Registry, run_id: str, *, grace: float) -> list[i
     return left
 
 
-def _require_run(registry: Registry, run_id: str) -> dict[str, Any]:
+def require_run(registry: Registry, run_id: str) -> dict[str, Any]:
     row = registry.get_run(run_id)
     if row is None:
         raise UnknownRun(f"no run with id {run_id!r} is recorded; list the runs to see the ids there are")
@@ -252,7 +252,7 @@ def check_status(run_id: str, *, state: Path | None = None) -> RunStatus:
             if cached is not None and time.time() - cached[0] < interval:
                 answer = RunStatus.model_validate_json(cached[1])
                 return answer.model_copy(update={"cached": True, "next_fresh_at": cached[0] + interval})
-        row = _require_run(registry, run_id)
+        row = require_run(registry, run_id)
         answer = _status_of(registry, row)
         if interval:
             registry.store_status(run_id, answer.checked_at, answer.model_dump_json())
@@ -376,7 +376,7 @@ def stop_run(run_id: str, *, state: Path | None = None) -> StopResult:
     """End every process of the run and mark it stopped; a finished run is left as it is."""
     run_id = validate_run_id(run_id)
     with Registry.shared(_state_dir(state)) as registry:
-        row = _require_run(registry, run_id)
+        row = require_run(registry, run_id)
         if row["status"] in TERMINAL_STATES:
             return StopResult(run_id=run_id, status=row["status"], reason=row["reason"], changed=False)
         registry.transition(run_id, "stopping", "stop requested", from_states=("starting", "running"))
@@ -420,7 +420,7 @@ def get_results(run_id: str, *, state: Path | None = None) -> RunResults:
     """Final and best metrics, downsampled history, checkpoints, config, W&B, event log."""
     run_id = validate_run_id(run_id)
     with Registry.shared(_state_dir(state)) as registry:
-        row = _require_run(registry, run_id)
+        row = require_run(registry, run_id)
         events = [RunEvent(**event) for event in registry.events(run_id)]
     paths = RunPaths(Path(row["run_dir"]))
     files = _run_files(paths, row.get("wandb_url"))
@@ -587,7 +587,7 @@ def run_events(run_id: str, *, state: Path | None = None) -> list[RunEvent]:
     """The run's event log: every status transition with its time and reason."""
     run_id = validate_run_id(run_id)
     with Registry.shared(_state_dir(state)) as registry:
-        _require_run(registry, run_id)
+        require_run(registry, run_id)
         return [RunEvent(**event) for event in registry.events(run_id)]
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_rl_mcp import run_document, settings
-from hermes_rl_mcp.runs.control import checkpoints_of, start_run
-from hermes_rl_mcp.runs.errors import InvalidArgument, NotResumable, UnknownRun
+from hermes_rl_mcp.runs.control import checkpoints_of, require_run, start_run
+from hermes_rl_mcp.runs.errors import InvalidArgument, NotResumable
 from hermes_rl_mcp.runs.ids import validate_run_id
 from hermes_rl_mcp.runs.layout import RunPaths
 from hermes_rl_mcp.runs.models import ACTIVE_STATES, CheckpointInfo, RunStarted
@@ -35,10 +35,8 @@ def resume_run(run_id: str, steps: int | None = None, *, state: Path | None = No
     """
     run_id = validate_run_id(run_id)
     state_path = Path(state) if state is not None else settings.state_dir()
-    with Registry(state_path) as registry:
-        row = registry.get_run(run_id)
-    if row is None:
-        raise UnknownRun(f"no run with id {run_id!r} is recorded; list the runs to see the ids there are")
+    with Registry.shared(state_path) as registry:
+        row = require_run(registry, run_id)  # a run whose supervisor died is marked failed first
     if row["status"] in ACTIVE_STATES:
         raise NotResumable(
             f"run {run_id} is {row['status']}: resume it once it has finished, or stop it first with rl_stop_training"

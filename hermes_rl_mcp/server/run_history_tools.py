@@ -1,7 +1,7 @@
 """Tools over finished runs: resume one from its last checkpoint, compare several side by side.
 
 Thin calls into ``hermes_rl_mcp.runs.resume`` and ``hermes_rl_mcp.runs.compare``; the comparison is
-also the resource ``rl://compare/{run_ids}`` (ids joined by commas).
+also the resource ``rl://compare/{+run_ids}`` (ids joined by commas).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def register_run_history_tools(server: MCPServer, control: ControlPlane) -> None
             f"Compare {MIN_RUNS} to {MAX_RUNS} training runs side by side (run ids from rl_list_runs): for each, "
             "status, step of total_steps, wall time, and the final and best value of every accuracy, reward, "
             "return and loss metric; which run leads each metric; and the config fields whose values differ "
-            "between the runs. The same JSON is the resource rl://compare/{run_ids} with the ids joined by commas."
+            "between the runs. The same JSON is the resource rl://compare/ID1,ID2,... (the ids joined by commas)."
         ),
     )
     async def rl_compare_runs(
@@ -61,7 +61,7 @@ def register_run_history_tools(server: MCPServer, control: ControlPlane) -> None
         return await core_call(compare_runs, run_ids, state=control.state_dir)
 
     @server.resource(
-        "rl://compare/{run_ids}",
+        "rl://compare/{+run_ids}",
         name="run-comparison",
         title="Run comparison",
         description=(
