@@ -38,12 +38,51 @@ def state_dir() -> Path:
 
 
 def environment_dirs() -> list[Path]:
-    """The bundled tree plus every directory in ``HERMES_RL_ENV_DIRS`` (os.pathsep-separated)."""
+    """The bundled tree, every directory in ``HERMES_RL_ENV_DIRS`` (os.pathsep-separated), and the
+    writable environment directory, if the operator named one."""
     dirs = [BUNDLED_ENV_DIR] if BUNDLED_ENV_DIR.is_dir() else []
     for entry in os.environ.get("HERMES_RL_ENV_DIRS", "").split(os.pathsep):
         if entry.strip():
             dirs.append(Path(entry.strip()).expanduser().resolve())
+    writable = writable_environment_dir()
+    if writable is not None and writable not in dirs:
+        dirs.append(writable)
     return dirs
+
+
+WRITABLE_ENV_DIR_VARIABLE = "HERMES_RL_WRITABLE_ENV_DIR"
+
+
+def writable_environment_dir() -> Path | None:
+    """Where agents may write environments (``HERMES_RL_WRITABLE_ENV_DIR``); None: writing is off.
+
+    Created on first use, since naming it is the operator's permission; one that cannot be
+    created is reported by discovery as a missing directory."""
+    value = os.environ.get(WRITABLE_ENV_DIR_VARIABLE, "").strip()
+    if not value:
+        return None
+    path = Path(value).expanduser().resolve()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
+    return path
+
+
+CHECK_TIMEOUT_VARIABLE = "HERMES_RL_CHECK_TIMEOUT"
+DEFAULT_CHECK_TIMEOUT_S = 30.0
+CHECK_TIMEOUT_RANGE_S = (2.0, 120.0)
+
+
+def check_timeout() -> float:
+    """Seconds an environment check (import, config, dry run) may take: ``HERMES_RL_CHECK_TIMEOUT``,
+    clamped to 2..120; a value that is not a number gives the default."""
+    try:
+        value = float(os.environ.get(CHECK_TIMEOUT_VARIABLE, "") or DEFAULT_CHECK_TIMEOUT_S)
+    except ValueError:
+        return DEFAULT_CHECK_TIMEOUT_S
+    low, high = CHECK_TIMEOUT_RANGE_S
+    return min(max(value, low), high)
 
 
 def profile_override(backend: str) -> Path | None:

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from hermes_rl_mcp import __version__, runs
 from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.core.errors import excerpt
+from hermes_rl_mcp.server.authoring_tools import register_authoring_tools
 from hermes_rl_mcp.server.calls import (
     Refusal,
     argument_refusal,
@@ -151,6 +152,7 @@ def build_server(control: ControlPlane | None = None) -> HermesRLServer:
     register_run_tools(server, control)
     register_model_tools(server, control)
     register_run_history_tools(server, control)
+    register_authoring_tools(server, control)
     register_run_resources(server, control)
     register_prompts(server)
     server.admit_refusals()
