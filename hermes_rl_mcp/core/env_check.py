@@ -113,7 +113,8 @@ def _run_child(env: EnvironmentInfo, *, deadline: float, bound: float, groups: i
             open(Path(scratch) / "answer", "w+b") as out, open(Path(scratch) / "stderr", "w+b") as err:
         child = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=scratch,
-            env=_child_environment(), start_new_session=True,
+            # No bytecode beside the environment's file: checking changes nothing on disk.
+            env={**_child_environment(), "PYTHONDONTWRITEBYTECODE": "1"}, start_new_session=True,
         )
         timed_out = False
         try:
