@@ -13,6 +13,8 @@ def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "state"
     monkeypatch.setenv("HERMES_RL_HOME", str(home))
     monkeypatch.delenv("HERMES_RL_ENV_DIRS", raising=False)
+    monkeypatch.delenv("HERMES_RL_WRITABLE_ENV_DIR", raising=False)
+    monkeypatch.delenv("HERMES_RL_CHECK_TIMEOUT", raising=False)
     for backend in ("LOCAL", "TINKER"):
         monkeypatch.delenv(f"HERMES_RL_PROFILE_{backend}", raising=False)
     return home

@@ -134,7 +134,7 @@ def test_the_inspector_finds_no_schema_problem_and_reads_refusals_as_results(ins
     listed = _inspector(installed_wheel, tmp_path, "--strict", "--method", "tools/list")
     assert listed.returncode == 0, listed.stderr
     assert "Warning" not in listed.stderr and "Error" not in listed.stderr, listed.stderr
-    assert len(json.loads(listed.stdout)["tools"]) == 10
+    assert len(json.loads(listed.stdout)["tools"]) == 17
     refused = _inspector(installed_wheel, tmp_path, "--method", "tools/call", "--tool-name", "rl_select_environment",
                          "--tool-arg", "name=no_such_env")
     assert refused.returncode == 0, refused.stdout + refused.stderr  # the Inspector exits 5 on an isError result

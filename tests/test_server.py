@@ -129,5 +129,6 @@ def test_prompts_walk_through_training_and_writing_an_environment(era: str) -> N
             write = await client.get_prompt("write_environment", {"task": "count the vowels in a word"})
             text = write.messages[0].content.text
             assert "count the vowels in a word" in text and "BaseEnv" in text and "collect_trajectories" in text
+            assert "rl_create_environment" in text and "rl_check_environment" in text
 
     anyio.run(scenario)

@@ -60,7 +60,10 @@ rl_test_inference tries the environment against a model before training; rl_samp
 rl_evaluate use a run's checkpoints (an evaluation is followed like a run).
 Runs survive server restarts: rl_list_runs shows every run. Logs are resources
 rl://runs/{run_id}/logs/{api|trainer|env|supervisor} (subscribe to follow them) and the
-rl_get_logs tool. Fields are namespaced env.*, trainer.*, openai.* and run.*; a bare name works
+rl_get_logs tool. rl_resume_training(run_id) continues a finished run from its last checkpoint;
+rl_compare_runs(run_ids) puts runs side by side. rl_create_environment(name, source) writes a new
+environment (when the operator allows it) and rl_check_environment(name) checks one, each with a
+short dry run. Fields are namespaced env.*, trainer.*, openai.* and run.*; a bare name works
 when unambiguous.
 """
 

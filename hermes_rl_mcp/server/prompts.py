@@ -50,9 +50,12 @@ eval/percent_correct, also passed to `self.wandb_log`;
 - at the end of the file `if __name__ == "__main__": YourEnv.cli()`.
 Never tokenize in the environment: the policy endpoint returns token ids and logprobs itself.
 
-Save the file in one of the server's environment directories (the operator lists them in \
-HERMES_RL_ENV_DIRS), then call rl_list_environments: the new environment must be listed with no \
-problem reported. Select it, set env.total_steps to about 20, start a run and follow it with \
+If the operator has enabled writing environments, call rl_create_environment(name, source): \
+it keeps the file only when it compiles, is discovered, its config loads and a dry run of two \
+groups against the untrained local policy scores them, and otherwise lists every problem with \
+its line. Without it, save the file in one of the server's environment directories (the \
+operator lists them in HERMES_RL_ENV_DIRS) and call rl_check_environment(name) for the same \
+checks. Then select it, set env.total_steps to about 20, start a run and follow it with \
 rl_check_status until it completes; read rl_get_logs(run_id, "env") if it fails.
 """
 
