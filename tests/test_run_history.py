@@ -15,6 +15,7 @@ from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.metrics_log import read_metrics
 from hermes_rl_mcp.runs.registry import Registry
 from hermes_rl_mcp import run_document
+from hermes_rl_mcp.settings import PACKAGE_DIR
 from hermes_rl_mcp.trainer.checkpoints import load_checkpoint
 from hermes_rl_mcp.trainer.local_learner import LocalLearner
 from hermes_rl_mcp.trainer.settings import ResumePoint, TrainerConfig
@@ -22,6 +23,7 @@ from hermes_rl_mcp.trainer.settings import ResumePoint, TrainerConfig
 from mcp_helpers import ERAS, in_memory, over_stdio, refusal_text, structured
 from test_mcp_runs import SHORT_RUN, wait_for_status
 
+BUNDLED_PROFILES = PACKAGE_DIR / "profiles"
 PARENT_STEPS = SHORT_RUN["env.total_steps"]
 MORE_STEPS = 6
 
@@ -72,8 +74,12 @@ def test_a_resumed_learner_holds_the_checkpoints_weights_and_optimiser_state(his
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_resume_continues_steps_metrics_and_optimiser(history_home, era: str) -> None:
+def test_resume_continues_steps_metrics_and_optimiser(history_home, era: str, tmp_path: Path, monkeypatch) -> None:
     home, parent = history_home
+    # The operator has locked one more field since the parent ran: the resumed run gets the profile as it is now.
+    profile = tmp_path / "local.yaml"
+    profile.write_text((BUNDLED_PROFILES / "local.yaml").read_text() + "  env.max_num_workers_per_node: 3\n")
+    monkeypatch.setenv("HERMES_RL_PROFILE_LOCAL", str(profile))
 
     async def scenario() -> None:
         async with in_memory(era) as client:
@@ -91,6 +97,7 @@ def test_resume_continues_steps_metrics_and_optimiser(history_home, era: str) ->
             results = structured(await client.call_tool("rl_get_results", {"run_id": child}))
             assert results["resumed_from"]["checkpoint"].endswith(f"step_{PARENT_STEPS}.npz")
             assert results["config"]["run"]["resumed_from"]["run_id"] == parent
+            assert results["config"]["env"]["max_num_workers_per_node"] == 3
             listed = {r["run_id"]: r for r in structured(await client.call_tool("rl_list_runs", {}))["runs"]}
             assert listed[child]["resumed_from"]["run_id"] == parent and listed[parent]["resumed_from"] is None
 

@@ -115,7 +115,7 @@ class FieldSpec:
 
 # --- introspection (child process) ----------------------------------------------------------
 
-def _child_environment() -> dict[str, str]:
+def untrusted_child_environment() -> dict[str, str]:
     """Untrusted environment code gets no secrets: only what Python needs to start."""
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "SYSTEMROOT")
     return {k: os.environ[k] for k in keep if k in os.environ}
@@ -131,7 +131,7 @@ def introspect(env: EnvironmentInfo, timeout: float | None = None) -> dict[str, 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=str(Path(env.file).parent),
-        env=_child_environment(),
+        env=untrusted_child_environment(),
         start_new_session=True,  # so a timeout can end everything the environment spawned
     )
     try:
@@ -407,6 +407,11 @@ def prune_edits(selection: Selection, profile: Profile) -> list[str]:
         if reason:
             notes.append(f"dropped the edit {name}={json.dumps(selection.edits.pop(name))}: {reason}")
     return notes
+
+
+def locked_values(backend: str) -> dict[str, Any]:
+    """The values the backend's locked profile sets now (``namespace.field`` -> value), per-run ones left out."""
+    return {name: value for name, value in load_profile(backend).locked.items() if value != ASSIGNED}
 
 
 def run_document(selection: Selection, profile: Profile) -> RunDocument:

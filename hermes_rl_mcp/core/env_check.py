@@ -22,7 +22,7 @@ from typing import Any
 
 from hermes_rl_mcp.core.check_child import STACK_DUMP_SIGNAL
 from hermes_rl_mcp.core.check_models import CheckProblem, DryRunGroup, EnvironmentCheck
-from hermes_rl_mcp.core.config import _child_environment
+from hermes_rl_mcp.core.config import untrusted_child_environment
 from hermes_rl_mcp.core.discovery import Discovery, parse_file
 from hermes_rl_mcp.core.models import EnvironmentInfo
 
@@ -114,7 +114,7 @@ def _run_child(env: EnvironmentInfo, *, deadline: float, bound: float, groups: i
         child = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=scratch,
             # No bytecode beside the environment's file: checking changes nothing on disk.
-            env={**_child_environment(), "PYTHONDONTWRITEBYTECODE": "1"}, start_new_session=True,
+            env={**untrusted_child_environment(), "PYTHONDONTWRITEBYTECODE": "1"}, start_new_session=True,
         )
         timed_out = False
         try:

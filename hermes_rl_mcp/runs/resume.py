@@ -10,6 +10,7 @@ the step count and the metrics continue where the parent left them.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,18 @@ MAX_RESUME_STEPS = 1_000_000
 _PER_RUN = {"run": ("id", "dir", "api_url", "policy_url", "resumed_from"), "env": ("rollout_server_url",), "trainer": ("port",)}
 
 
-def resume_run(run_id: str, steps: int | None = None, *, state: Path | None = None) -> RunStarted:
+def resume_run(
+    run_id: str,
+    steps: int | None = None,
+    *,
+    state: Path | None = None,
+    locked_values: Callable[[str], dict[str, Any]] | None = None,
+) -> RunStarted:
     """Start a run from ``run_id``'s last checkpoint, training ``steps`` more steps.
 
-    ``steps`` defaults to as many as the parent trained itself.
+    ``steps`` defaults to as many as the parent trained itself. ``locked_values(backend)`` gives
+    the operator's locked fields as they are now (``namespace.field`` -> value); they replace the
+    parent's, since the operator may have changed the profile since the parent ran.
     """
     run_id = validate_run_id(run_id)
     state_path = Path(state) if state is not None else settings.state_dir()
@@ -52,7 +61,11 @@ def resume_run(run_id: str, steps: int | None = None, *, state: Path | None = No
         parent = run_document.load(paths.config).to_data()
     except (OSError, run_document.RunDocumentError) as exc:
         raise NotResumable(f"the config of run {run_id} cannot be read ({exc}); it cannot be resumed") from None
-    return start_run(resume_document(parent, run_id, checkpoint, steps), state=state_path)
+    document = resume_document(parent, run_id, checkpoint, steps)
+    if locked_values is not None:
+        backend = str((document.get("run") or {}).get("backend", "local"))
+        _apply_locked(document, locked_values(backend))
+    return start_run(document, state=state_path)
 
 
 def last_checkpoint(checkpoints: list[CheckpointInfo]) -> CheckpointInfo | None:
@@ -86,6 +99,20 @@ def resume_document(parent: dict[str, Any], parent_id: str, checkpoint: Checkpoi
         "run_id": parent_id, "step": checkpoint.step, "checkpoint": checkpoint.path,
     }
     return document
+
+
+def _apply_locked(document: dict[str, Any], locked: dict[str, Any]) -> None:
+    for name, value in locked.items():
+        namespace, _, key = name.partition(".")
+        if namespace == "run":
+            continue  # the backend and the environment are the parent's: the checkpoint fits only them
+        section = document.get(namespace)
+        if namespace == "openai" and isinstance(section, list):
+            for server in section:
+                if isinstance(server, dict):
+                    server[key] = value
+        elif isinstance(section, dict):
+            section[key] = value
 
 
 def _parent_steps(parent: dict[str, Any], reached: int) -> int:

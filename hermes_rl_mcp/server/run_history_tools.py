@@ -12,6 +12,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from pydantic import Field
 
+from hermes_rl_mcp.core import config
 from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.runs.compare import MAX_RUNS, MIN_RUNS, RunComparison, compare_runs, parse_run_ids
 from hermes_rl_mcp.runs.errors import RunError
@@ -40,7 +41,7 @@ def register_run_history_tools(server: MCPServer, control: ControlPlane) -> None
             int | None, Field(description="Steps to train beyond the checkpoint.", ge=1, le=MAX_RESUME_STEPS)
         ] = None,
     ) -> RunStarted:
-        return await core_call(resume_run, run_id, steps, state=control.state_dir)
+        return await core_call(resume_run, run_id, steps, state=control.state_dir, locked_values=config.locked_values)
 
     @server.tool(
         title="Compare training runs",
