@@ -18,7 +18,8 @@ from hermes_rl_mcp.settings import BUNDLED_ENV_DIR
 
 from mcp_helpers import ERAS, in_memory, over_stdio, refusal_text, structured
 
-BOUND_S = 6.0
+BOUND_S = 6.0  # the bound of the checks meant to hit it
+SOUND_BOUND_S = 60.0  # the bound of checks meant to pass, roomy on a loaded machine
 # Starting the child, the stack dump and ending its process group add this much at most.
 BOUND_SLACK_S = 3.0
 REVERSE_TEXT = (BUNDLED_ENV_DIR / "reverse_text.py").read_text()
@@ -51,7 +52,7 @@ def alive(pid: int) -> bool:
 def writable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     directory = tmp_path / "agent-envs"
     monkeypatch.setenv("HERMES_RL_WRITABLE_ENV_DIR", str(directory))
-    monkeypatch.setenv("HERMES_RL_CHECK_TIMEOUT", str(BOUND_S))
+    monkeypatch.setenv("HERMES_RL_CHECK_TIMEOUT", str(SOUND_BOUND_S))
     return directory
 
 
@@ -72,7 +73,7 @@ def test_an_agent_writes_checks_and_selects_its_environment(writable: Path, era:
             for group in created["dry_run"]:
                 assert len(group["scores"]) == 8 and all(0 <= s <= 1 for s in group["scores"])
                 assert group["completions"] and group["prompt"]
-            assert created["seconds"] <= created["bound_seconds"] == BOUND_S
+            assert created["seconds"] <= created["bound_seconds"] == SOUND_BOUND_S
             assert entries(writable) == ["mirror.py"], "no staging directory may be left behind"
 
             listing = structured(await client.call_tool("rl_list_environments", {}))
@@ -111,7 +112,7 @@ def test_names_that_collide_or_carry_a_path_are_refused(writable: Path, era: str
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_hostile_sources_are_refused_with_their_lines_and_change_nothing(writable: Path, tmp_path: Path, era: str, capfd) -> None:
+def test_hostile_sources_are_refused_with_their_lines_and_change_nothing(writable: Path, tmp_path: Path, era: str, capfd, monkeypatch) -> None:
     pids = tmp_path / "pids"
     syntax = variant("broken", replace={"async def setup(self) -> None:": "async def setup(self) -> None\n"})
     hangs_on_import = variant("sleepy", before_classes=f"""
@@ -135,6 +136,7 @@ def test_hostile_sources_are_refused_with_their_lines_and_change_nothing(writabl
             text = refusal_text(await client.call_tool("rl_create_environment", {"name": "broken", "source": syntax}))
             assert f"parse (line {line_of(syntax, 'async def setup(self) -> None')}): syntax error" in text
 
+            monkeypatch.setenv("HERMES_RL_CHECK_TIMEOUT", str(BOUND_S))  # the server reads its bound per call
             started = time.monotonic()
             text = refusal_text(await client.call_tool("rl_create_environment", {"name": "sleepy", "source": hangs_on_import}))
             assert time.monotonic() - started < BOUND_S + BOUND_SLACK_S
@@ -148,6 +150,7 @@ def test_hostile_sources_are_refused_with_their_lines_and_change_nothing(writabl
             assert time.monotonic() - started < BOUND_S + BOUND_SLACK_S
             loop = line_of(hangs_in_group, "while True:")
             assert any(f"dry_run (line {line}): did not finish group 0" in text for line in (loop, loop + 1)), text
+            monkeypatch.setenv("HERMES_RL_CHECK_TIMEOUT", str(SOUND_BOUND_S))
 
             text = refusal_text(await client.call_tool("rl_create_environment", {"name": "raiser", "source": raises}))
             line = line_of(raises, "raise KeyError")
@@ -195,7 +198,7 @@ def test_writing_is_refused_until_the_operator_enables_it(monkeypatch, era: str)
 @pytest.mark.parametrize("era", ERAS)
 def test_check_reports_problems_of_files_in_any_environment_directory(write_env, monkeypatch, era: str) -> None:
     monkeypatch.setenv("HERMES_RL_ENV_DIRS", str(write_env.root))
-    monkeypatch.setenv("HERMES_RL_CHECK_TIMEOUT", str(BOUND_S))
+    monkeypatch.setenv("HERMES_RL_CHECK_TIMEOUT", str(SOUND_BOUND_S))
     write_env("typo.py", "from hermes_rl_mcp.sdk import BaseEnv\n\nclass TypoEnv(BaseEnv):\n    def setup(self)\n        pass\n")
     no_config = variant("noconfig", replace={"        config = ReverseTextConfig(\n": "        config = ReverseTextConfigs(\n"})
     write_env("noconfig.py", no_config)
@@ -216,13 +219,14 @@ def test_check_reports_problems_of_files_in_any_environment_directory(write_env,
 @pytest.mark.parametrize("era", ERAS)
 def test_authoring_over_stdio_keeps_the_protocol_stream_clean(tmp_path: Path, era: str) -> None:
     directory = tmp_path / "agent-envs"
-    env = {"HERMES_RL_WRITABLE_ENV_DIR": str(directory), "HERMES_RL_CHECK_TIMEOUT": str(BOUND_S)}
-    printing_hang = variant("noisy", before_classes='print("{\\"jsonrpc\\": \\"2.0\\"}" * 50, flush=True)\nimport time\ntime.sleep(300)')
+    env = {"HERMES_RL_WRITABLE_ENV_DIR": str(directory), "HERMES_RL_CHECK_TIMEOUT": str(SOUND_BOUND_S)}
+    # Prints what looks like protocol messages at import, then fails.
+    printing = variant("noisy", before_classes='print(\'{"jsonrpc": "2.0", "id": 1, "result": {}}\' * 50, flush=True)\nraise SystemExit(3)')
 
     async def scenario() -> None:
         async with over_stdio(era, env) as client:
-            text = refusal_text(await client.call_tool("rl_create_environment", {"name": "noisy", "source": printing_hang}))
-            assert "did not finish importing" in text
+            text = refusal_text(await client.call_tool("rl_create_environment", {"name": "noisy", "source": printing}))
+            assert f"config (line {line_of(printing, 'raise SystemExit(3)')}): SystemExit: 3" in text
             created = structured(await client.call_tool("rl_create_environment", {"name": "mirror", "source": variant("mirror")}))
             assert created["written"] and len(created["dry_run"]) == 2
             assert structured(await client.call_tool("rl_check_environment", {"name": "mirror"}))["ok"]
