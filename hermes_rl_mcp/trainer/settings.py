@@ -66,7 +66,7 @@ class ResumePoint(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     run_id: str = Field(min_length=1, description="The run whose checkpoint this run starts from.")
-    step: int = Field(ge=0, description="The step the checkpoint was saved at; this run counts on from it.")
+    step: int = Field(ge=0, le=10_000_000, description="The step the checkpoint was saved at; this run counts on from it.")
     checkpoint: str = Field(min_length=1, description="Checkpoint file, or the engine's tinker:// state path.")
 
 
