@@ -159,25 +159,28 @@ def test_compare_as_tool_and_resource(history_home, era: str) -> None:
 @pytest.mark.parametrize("era", ERAS)
 def test_resume_and_compare_refusals_change_nothing(history_home, era: str) -> None:
     home, parent = history_home
-    with Registry(home) as registry:
-        # A run that ended before saving a checkpoint, and one still starting.
-        for run_id, status in (("r-20260101-0000-000001", "failed"), ("r-20260101-0000-000002", "starting")):
-            (home / "runs" / run_id).mkdir(parents=True, exist_ok=True)
-            if registry.get_run(run_id) is None:
-                registry.insert_run(run_id=run_id, environment="reverse_text", backend="local",
-                                    run_dir=str(home / "runs" / run_id), total_steps=12, reason="run created")
-                if status == "failed":
-                    registry.transition(run_id, "failed", "trainer exited with code 1", ended_at=time.time())
+    failed = "r-20260101-0000-000001"
+    with Registry(home) as registry:  # a run that ended before saving a checkpoint
+        (home / "runs" / failed).mkdir(parents=True, exist_ok=True)
+        if registry.get_run(failed) is None:
+            registry.insert_run(run_id=failed, environment="reverse_text", backend="local",
+                                run_dir=str(home / "runs" / failed), total_steps=12, reason="run created")
+            registry.transition(failed, "failed", "trainer exited with code 1", ended_at=time.time())
+    control = ControlPlane(state_dir=home)
+    control.select_environment("reverse_text")
+    for field, value in SHORT_RUN.items():
+        control.edit_config(field, value)
+    going = runs.start_run(control.run_document(), state=home).run_id  # a run still going
 
     async def scenario() -> None:
         async with in_memory(era) as client:
             before = structured(await client.call_tool("rl_list_runs", {}))["count"]
             text = refusal_text(await client.call_tool("rl_resume_training", {"run_id": "r-20990101-0000-abcdef"}))
             assert "no run with id" in text
-            text = refusal_text(await client.call_tool("rl_resume_training", {"run_id": "r-20260101-0000-000001"}))
+            text = refusal_text(await client.call_tool("rl_resume_training", {"run_id": failed}))
             assert "has no checkpoint to resume from" in text
-            text = refusal_text(await client.call_tool("rl_resume_training", {"run_id": "r-20260101-0000-000002"}))
-            assert "is starting" in text and "rl_stop_training" in text
+            text = refusal_text(await client.call_tool("rl_resume_training", {"run_id": going}))
+            assert ("is starting" in text or "is running" in text) and "rl_stop_training" in text
             text = refusal_text(await client.call_tool("rl_resume_training", {"run_id": parent, "steps": 0}))
             assert "steps" in text
             text = refusal_text(await client.call_tool("rl_compare_runs", {"run_ids": [parent]}))
@@ -189,6 +192,7 @@ def test_resume_and_compare_refusals_change_nothing(history_home, era: str) -> N
             assert structured(await client.call_tool("rl_list_runs", {}))["count"] == before
             with pytest.raises(Exception, match="no run with id"):
                 await client.read_resource(f"rl://compare/{parent},r-20990101-0000-abcdef")
+            assert structured(await client.call_tool("rl_stop_training", {"run_id": going}))["status"] in ("stopped", "completed")
 
     anyio.run(scenario)
 
