@@ -107,6 +107,9 @@ def _keep_freed_memory() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from hermes_rl_mcp.runs.lifeline import watch_supervisor
+
+    watch_supervisor()  # under a supervisor, end with it
     args = _parser().parse_args(argv)
     host, port = args.host, args.port
     if args.config is not None:

@@ -24,7 +24,9 @@ class ProcStat:
     state: str
     ppid: int
     pgid: int
+    sid: int
     start_time: int
+    cpu_ticks: int  # user + system time so far, in clock ticks
 
     @property
     def alive(self) -> bool:
@@ -45,7 +47,10 @@ def read_stat(pid: int) -> ProcStat | None:
     fields = raw[closing + 2 :].split()
     try:
         # fields[0] is field 3 (state); field N sits at index N - 3.
-        return ProcStat(pid=pid, state=fields[0], ppid=int(fields[1]), pgid=int(fields[2]), start_time=int(fields[19]))
+        return ProcStat(
+            pid=pid, state=fields[0], ppid=int(fields[1]), pgid=int(fields[2]), sid=int(fields[3]),
+            start_time=int(fields[19]), cpu_ticks=int(fields[11]) + int(fields[12]),
+        )
     except (IndexError, ValueError):
         return None
 
@@ -122,6 +127,8 @@ def signal_tree(leader_pid: int, leader_start: int | None, sig: int) -> list[int
     for member in members:
         try:
             os.kill(member.pid, sig)
+            if sig == signal.SIGTERM:
+                os.kill(member.pid, signal.SIGCONT)
             signalled.append(member.pid)
         except (ProcessLookupError, PermissionError):
             pass
@@ -160,6 +167,7 @@ def terminate_trees(
         if is_same_process(pid, start):
             try:
                 os.kill(pid, signal.SIGTERM)
+                os.kill(pid, signal.SIGCONT)  # a stopped (frozen) component can only act on SIGTERM once it runs
             except (ProcessLookupError, PermissionError):
                 pass
     wait_until(lambda: not any(is_same_process(pid, start) for pid, start in trees), grace, 0.05)
@@ -219,3 +227,58 @@ def reap_adopted(keep: set[int]) -> None:
                 os.waitpid(stat.pid, os.WNOHANG)
             except ChildProcessError:
                 pass
+
+
+RUN_MARKER_VARIABLE = "HERMES_RL_RUN_MARKER"
+
+
+def marked_processes(marker: str) -> list[ProcStat]:
+    """Live processes whose environment carries ``HERMES_RL_RUN_MARKER=<marker>``.
+
+    Every component of a run is started with the marker and its descendants inherit it, so a
+    run's processes are found even after their parents died and parent links are gone.
+    """
+    needle = f"{RUN_MARKER_VARIABLE}={marker}".encode()
+    found: list[ProcStat] = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as handle:
+                environ = handle.read()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            stat = read_stat(int(entry.name))
+            if stat is not None and stat.alive:
+                found.append(stat)
+    return found
+
+
+def kill_all(stats: list[ProcStat], *, grace: float) -> list[int]:
+    """SIGTERM (and SIGCONT, for stopped ones) each process, SIGKILL what is left after ``grace``.
+
+    Processes are identified by pid and start time throughout. Returns the pids still alive.
+    """
+    for stat in stats:
+        for sig in (signal.SIGTERM, signal.SIGCONT):
+            try:
+                os.kill(stat.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def alive() -> list[ProcStat]:
+        return [s for s in stats if is_same_process(s.pid, s.start_time)]
+
+    deadline = time.monotonic() + grace
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for stat in alive():
+        try:
+            os.kill(stat.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    deadline = time.monotonic() + 1.0
+    while (left := alive()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return [s.pid for s in left]

@@ -29,11 +29,13 @@ from hermes_rl_mcp.runs.childenv import minimal_environment
 from hermes_rl_mcp.runs.errors import RunError
 from hermes_rl_mcp.runs.ids import validate_run_id
 from hermes_rl_mcp.runs.layout import RunPaths
+from hermes_rl_mcp.runs.lifeline import component_environment, open_lifeline
 from hermes_rl_mcp.runs.probe import http_ok
-from hermes_rl_mcp.runs.procs import become_subreaper, descendants, reap_adopted, start_time_of, terminate_trees
+from hermes_rl_mcp.runs.procs import become_subreaper, descendants, read_stat, reap_adopted, start_time_of, terminate_trees
 from hermes_rl_mcp.runs.redact import redact_text
 from hermes_rl_mcp.runs.recovery import write_supervisor_pid
 from hermes_rl_mcp.runs.registry import Registry
+from hermes_rl_mcp.runs.stall import StallLimits, StallWatch, describe, write_stall
 from hermes_rl_mcp.runs.tail import latest_step, tail_lines
 from hermes_rl_mcp.start_gate import GATE_VARIABLE
 
@@ -43,6 +45,7 @@ WATCH_INTERVAL = 0.05
 PROBE_FIRST_INTERVAL = 0.05
 PROBE_MAX_INTERVAL = 0.1
 STEP_UPDATE_INTERVAL = 2.0
+STALL_CHECK_INTERVAL = 0.5
 STOP_GRACE = 2.0
 FAILURE_TAIL_LINES = 20
 PORT_ATTEMPTS = 4
@@ -85,6 +88,10 @@ class Supervisor:
     running: dict[str, Running] = field(default_factory=dict)
     stop_requested: bool = False
     _finished_at: dict[str, float] = field(default_factory=dict)
+    # Components hold the read end; the write end lives only here, so they see end-of-file
+    # the moment this process ends, however it ends (see runs/lifeline.py).
+    _lifeline: tuple[int, int] = field(default_factory=open_lifeline)
+    _stall_limits: StallLimits | None = None
 
     @property
     def run_id(self) -> str:
@@ -137,6 +144,7 @@ class Supervisor:
     def _start_and_watch(self) -> Outcome:
         document = run_document.load(self.paths.config)
         backend = job_backend(document)
+        self._stall_limits = StallLimits.of(backend)
         ports = Ports(api=free_port(), policy=free_port())
         while ports.policy == ports.api:
             ports = Ports(api=ports.api, policy=free_port())
@@ -204,6 +212,7 @@ class Supervisor:
         log: BinaryIO = open(log_path, "ab")
         offset = log.tell()
         env = minimal_environment(spec.extra_env_keys)
+        env.update(component_environment(self._lifeline[0], self.run_id))
         if gate:
             env[GATE_VARIABLE] = gate
         process = subprocess.Popen(
@@ -215,6 +224,7 @@ class Supervisor:
             env=env,
             start_new_session=True,  # own process group: the whole tree can be signalled at once
             close_fds=True,
+            pass_fds=(self._lifeline[0],),
         )
         log.close()  # the child holds its own descriptor
         started = start_time_of(process.pid)
@@ -278,6 +288,10 @@ class Supervisor:
 
     def _watch(self) -> Outcome:
         next_step_update = 0.0
+        next_stall_check = 0.0
+        limits = self._stall_limits or StallLimits(60.0, 600.0)
+        stall_watch = StallWatch(limits, started_at=time.time())
+        stalled = False
         while True:
             if self.stop_requested:
                 return self._stop_outcome()
@@ -298,11 +312,27 @@ class Supervisor:
                         waiting, f"{waiting} did not finish within {FINISH_TIMEOUT:.0f} s after the other component ended"
                     )
             now = time.monotonic()
+            if now >= next_stall_check and not self._finished_at:
+                next_stall_check = now + STALL_CHECK_INTERVAL
+                stall = stall_watch.observe(time.time(), latest_step(self.paths.metrics), self._component_stats())
+                if stall is not None and stall["failing"]:
+                    quiet = stall["quiet_components"]
+                    return self._failure(quiet[0]["component"] if quiet else "trainer", describe(stall))
+                if (stall is not None) != stalled or stall is not None:
+                    write_stall(self.paths.stall, stall)
+                    if (stall is not None) != stalled:
+                        self.say(describe(stall) if stall is not None else "training advances again")
+                    stalled = stall is not None
             if now >= next_step_update:
                 self.registry.update_run(self.run_id, step=latest_step(self.paths.metrics))
                 reap_adopted({r.process.pid for r in self.running.values()})
                 next_step_update = now + STEP_UPDATE_INTERVAL
             time.sleep(WATCH_INTERVAL)
+
+    def _component_stats(self) -> dict[str, Any]:
+        return {
+            name: read_stat(r.process.pid) for name, r in self.running.items() if r.exit_code is None
+        }
 
     def _check_exits(self, exclude: str | None = None) -> Outcome | None:
         """The first unexpected exit among running components, noting clean finishes."""
@@ -370,6 +400,7 @@ class Supervisor:
         elif outcome.status == "stopped":
             self.registry.transition(self.run_id, "stopping", "stop requested", from_states=("starting", "running"))
         left = self._end_components()
+        write_stall(self.paths.stall, None)  # a stall is a running run's state; the outcome says the rest
         step = latest_step(self.paths.metrics)
         self.registry.update_run(self.run_id, step=step)
         if outcome.status != "failed":

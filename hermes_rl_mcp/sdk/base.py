@@ -154,6 +154,9 @@ class BaseEnv(abc.ABC):
     @classmethod
     def cli(cls) -> None:
         """Entry point of a runnable environment file: ``serve``, ``process`` or ``evaluate``."""
+        from hermes_rl_mcp.runs.lifeline import watch_supervisor
+
+        watch_supervisor()  # under a supervisor, end with it (and end the run's other processes)
         import hermes_rl_mcp.sdk.api_client  # noqa: F401 - imported before the gate, see below
         import hermes_rl_mcp.sdk.policy_client  # noqa: F401
         from hermes_rl_mcp.sdk.runtime import main

@@ -20,6 +20,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from hermes_rl_mcp.runs.lifeline import watch_supervisor
+
+    watch_supervisor()  # under a supervisor, end with it (and end the run's other processes)
     args = _parser().parse_args(argv)
     # The model's matrices are small: multi-threaded BLAS only fights the other processes of the
     # run for the cores. Set before NumPy is first imported.
