@@ -131,3 +131,63 @@ def test_a_sigkilled_supervisor_takes_every_process_of_its_run_with_it(state: Pa
     assert failed.reason == f"supervisor died (pid {status.supervisor_pid} is no longer running)"
     trainer_log = (Path(status.run_dir) / "logs" / "trainer.log").read_text()
     assert "supervisor is gone: ending this run's processes" in trainer_log
+
+
+# -- 5: a frozen component --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("frozen", ["trainer", "env"])
+def test_a_component_stopped_by_sigstop_is_shown_then_fails_the_run(
+    state: Path, monkeypatch: pytest.MonkeyPatch, frozen: str
+) -> None:
+    monkeypatch.setenv("HERMES_RL_STALL_AFTER_S", "2")
+    monkeypatch.setenv("HERMES_RL_STALL_FAIL_S", "8")
+    started = start_run(local_run(100_000, use_wandb=False), state=state)
+    running = wait_for(started.run_id, state, lambda s: s.status == "running" and s.step >= 2, timeout=90)
+    assert running.stall is None
+    everything = run_processes(running)
+    pid = running.components[frozen].pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        stalled = wait_for(started.run_id, state, lambda s: s.stall is not None, timeout=8)
+        assert stalled.status == "running"
+        culprit = stalled.stall.quiet_components[0]
+        assert (culprit.component, culprit.stopped_by_signal) == (frozen, True), stalled.stall
+        assert stalled.stall.quiet_after_seconds == 2 and stalled.stall.fail_after_seconds == 8
+        assert f"{frozen} is stopped by a signal" in stalled.stall.summary
+        # Resumed in time, the run goes on and the stall is gone.
+        os.kill(pid, signal.SIGCONT)
+        resumed = wait_for(started.run_id, state, lambda s: s.stall is None and s.step > stalled.step, timeout=10)
+        assert resumed.status == "running"
+        os.kill(pid, signal.SIGSTOP)
+        failed = wait_for(started.run_id, state, lambda s: s.status in TERMINAL_STATES, timeout=20)
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGCONT)
+    assert failed.status == "failed" and failed.failed_component == frozen, failed.reason
+    assert failed.reason.startswith("no training step for ") and f"{frozen} is stopped by a signal" in failed.reason
+    assert failed.stall is None
+    assert wait_gone(everything, timeout=5.0) == set()
+
+
+def test_a_slow_first_step_is_given_longer_than_later_ones() -> None:
+    watch = StallWatch(StallLimits(quiet_after=10, fail_after=40), started_at=1000.0)
+    assert watch.observe(1015.0, 0, {}) is None  # start-up (first compile, model warm-up) has twice the time
+    first = watch.observe(1021.0, 0, {})
+    assert first is not None and not first["failing"] and first["quiet_after_seconds"] == 20
+    assert watch.observe(1079.0, 0, {})["failing"] is False
+    assert watch.observe(1081.0, 0, {})["failing"] is True
+    assert watch.observe(1082.0, 1, {}) is None  # the first step: from here the plain limits apply
+    assert watch.observe(1091.0, 1, {}) is None
+    assert watch.observe(1093.0, 1, {})["quiet_after_seconds"] == 10
+
+
+def test_operator_limits_replace_the_backend_defaults_and_typos_do_not() -> None:
+    class Backend:
+        stall_after, stall_fail = 30.0, 180.0
+
+    assert StallLimits.of(Backend(), {}) == StallLimits(30.0, 180.0)
+    assert StallLimits.of(Backend(), {"HERMES_RL_STALL_AFTER_S": "5", "HERMES_RL_STALL_FAIL_S": "20"}) == StallLimits(5.0, 20.0)
+    assert StallLimits.of(Backend(), {"HERMES_RL_STALL_AFTER_S": "soon", "HERMES_RL_STALL_FAIL_S": "-1"}) == StallLimits(30.0, 180.0)
+    assert StallLimits.of(Backend(), {"HERMES_RL_STALL_AFTER_S": "500"}) == StallLimits(500.0, 500.0)

@@ -58,6 +58,8 @@ class ComponentSpec:
 class Backend(Protocol):
     name: str
     stop_grace: float  # the longest a component may take to end well after SIGTERM
+    stall_after: float  # seconds without a new step before status shows the run as stalled
+    stall_fail: float  # seconds without a new step before the run fails
 
     def check(self, config: RunDocument, environ: dict[str, str] | os._Environ[str]) -> None:
         """Raise ``BackendUnavailable`` when the run cannot start on this machine."""
@@ -72,6 +74,10 @@ class Backend(Protocol):
 class LocalBackend:
     name = "local"
     stop_grace = 2.0  # seconds from SIGTERM to SIGKILL for its components
+    # A local step takes well under a second: no new step for this long is shown as a stall,
+    # and fails the run after the longer limit (operator: HERMES_RL_STALL_AFTER_S / _FAIL_S).
+    stall_after = 30.0
+    stall_fail = 180.0
 
     def check(self, config: RunDocument, environ: Any) -> None:
         env_file = config.run.env_file

@@ -32,6 +32,8 @@ from hermes_rl_mcp.runs.ids import new_run_id, validate_run_id
 from hermes_rl_mcp.runs.layout import RunPaths
 from hermes_rl_mcp.runs.lineage import read_lineage, record_lineage
 from hermes_rl_mcp.runs.metrics import latest_metrics, summarize
+from hermes_rl_mcp.runs.notes import read_notes
+from hermes_rl_mcp.runs.stall import describe, read_stall
 from hermes_rl_mcp.runs.models import (
     ACTIVE_STATES,
     COMPONENTS,
@@ -50,6 +52,7 @@ from hermes_rl_mcp.runs.models import (
     RunStarted,
     RunStatus,
     RunSummary,
+    StallInfo,
     StopResult,
     WandbInfo,
     log_uri,
@@ -274,6 +277,7 @@ def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
             if c is not None
             else ComponentStatus(name=name, state="pending")
         )
+    stall = _stall_of(paths, now) if row["status"] == "running" else None
     step, found = latest_metrics(paths.metrics, STATUS_METRICS)
     resumed_from = read_lineage(paths)
     # A resumed run is at its parent's step until its own first step is logged.
@@ -301,6 +305,8 @@ def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
         run_dir=row["run_dir"],
         supervisor_pid=row["supervisor_pid"],
         log_uris={c: log_uri(run_id, c) for c in LOG_COMPONENTS},
+        stall=stall,
+        notes=read_notes(paths.notes),
         checked_at=now,
         resumed_from=resumed_from,
     )
@@ -319,6 +325,18 @@ def _is_evaluation(paths: RunPaths) -> bool:
         return run_document.load(paths.config).run.job == "evaluate"
     except (OSError, run_document.RunDocumentError):
         return False
+
+
+def _stall_of(paths: RunPaths, now: float) -> StallInfo | None:
+    """The supervisor's stall report, its duration brought up to now."""
+    found = read_stall(paths.stall)
+    if found is None:
+        return None
+    try:
+        found["seconds"] = round(max(float(found["seconds"]), now - float(found["since"])), 1)
+        return StallInfo(summary=describe(found), **{k: v for k, v in found.items() if k != "failing"})
+    except (KeyError, TypeError, ValueError):
+        return None  # a report torn or from another version: status goes on without it
 
 
 def _progress(step: int, total: int | None) -> float:
@@ -444,6 +462,7 @@ def get_results(run_id: str, *, state: Path | None = None) -> RunResults:
         final_checkpoint=files.final_checkpoint,
         config=files.config,
         wandb=files.wandb,
+        notes=read_notes(paths.notes),
         events=events,
         resumed_from=resumed_from,
     )

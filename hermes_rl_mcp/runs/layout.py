@@ -60,3 +60,13 @@ class RunPaths:
     @property
     def wandb(self) -> Path:
         return self.root / "wandb"
+
+    @property
+    def stall(self) -> Path:
+        """The supervisor's stall report, present only while the run's step is not advancing."""
+        return self.root / "stall.json"
+
+    @property
+    def notes(self) -> Path:
+        """Notes the components leave for status and results (one JSON object per line)."""
+        return self.root / "notes.jsonl"

@@ -54,6 +54,22 @@ class RunEvent(BaseModel):
     reason: str
 
 
+class QuietComponent(BaseModel):
+    component: str
+    quiet_seconds: float = Field(description="Seconds since its process last used any CPU.")
+    stopped_by_signal: bool = Field(description="True when the process is stopped (SIGSTOP, a debugger).")
+
+
+class StallInfo(BaseModel):
+    summary: str = Field(description="What has not advanced, for how long, and which component has gone quiet.")
+    step: int = Field(description="The last step reached.")
+    since: float = Field(description="Unix time of that step (or of reaching running, before the first step).")
+    seconds: float = Field(description="Seconds without a new step.")
+    quiet_after_seconds: float = Field(description="A run without a new step this long is shown as stalled.")
+    fail_after_seconds: float = Field(description="A run without a new step this long fails and its processes are ended.")
+    quiet_components: list[QuietComponent] = Field(description="Components that have gone quiet, the likeliest cause first.")
+
+
 class RunStatus(BaseModel):
     run_id: str
     environment: str
@@ -78,6 +94,10 @@ class RunStatus(BaseModel):
     run_dir: str
     supervisor_pid: int | None = Field(None, description="Process id of the run's supervisor.")
     log_uris: dict[str, str]
+    stall: StallInfo | None = Field(
+        None, description="Present while the run is running but its step has not advanced within the operator's limit."
+    )
+    notes: list[str] = Field(default_factory=list, description="Notes from the components, e.g. W&B mirroring offline.")
     checked_at: float = Field(description="When this answer was computed.")
     cached: bool = Field(False, description="True when the operator's minimum interval returned an earlier answer.")
     resumed_from: ResumedFrom | None = Field(None, description="Set when this run resumed another run's checkpoint.")
@@ -161,6 +181,7 @@ class RunResults(BaseModel):
     final_checkpoint: str | None
     config: dict[str, Any] = Field(description="The config the run used (secrets redacted).")
     wandb: WandbInfo
+    notes: list[str] = Field(default_factory=list, description="Notes from the components, e.g. W&B mirroring offline.")
     events: list[RunEvent]
     resumed_from: ResumedFrom | None = Field(
         None, description="Set when this run resumed another run's checkpoint; its history starts after that step."

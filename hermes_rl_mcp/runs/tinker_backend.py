@@ -73,6 +73,9 @@ class TinkerBackend:
     name = "tinker"
     # A stopped trainer saves its final state and releases its adapter on the engine.
     stop_grace = 30.0
+    # A step samples whole groups from a real model and may take minutes on a small engine.
+    stall_after = 900.0
+    stall_fail = 3600.0
 
     def check(self, config: RunDocument, environ: Any) -> None:
         key = environ.get("TINKER_API_KEY", "")
