@@ -2,8 +2,13 @@
 
 Both the trainer and the environment process append to the same file; each record is written
 with a single ``write`` on a file opened in append mode, so lines from the two never interleave.
-W&B is imported only when the first record is mirrored (importing it takes seconds), runs
-offline unless ``WANDB_API_KEY`` is set, and a W&B failure never stops training.
+
+W&B runs in a thread of its own (``_Mirror``): training hands it each record and never waits on
+it. It is imported there (importing it takes seconds) and runs offline unless ``WANDB_API_KEY``
+is set. Online, its server must first answer a plain request within ``REACH_TIMEOUT``, and W&B's
+own start-up is bounded by ``ONLINE_INIT_TIMEOUT``; a server that is unreachable, silent or slow
+turns the mirror offline, with a note in the run's ``notes.jsonl`` (status and results show it).
+A W&B failure never stops training.
 """
 
 from __future__ import annotations
@@ -11,10 +16,22 @@ from __future__ import annotations
 import json
 import math
 import os
+import queue
 import sys
+import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
+
+from hermes_rl_mcp.runs.notes import append_note
+
+DEFAULT_WANDB_URL = "https://api.wandb.ai"
+REACH_TIMEOUT = 5.0  # seconds for W&B's server to answer anything at all
+ONLINE_INIT_TIMEOUT = 20.0  # seconds for an online wandb.init once the server answered
+# close() waits this long for the mirror to finish; metrics.jsonl already holds every record.
+CLOSE_TIMEOUT = 30.0
 
 
 class MetricsLog:
@@ -27,15 +44,18 @@ class MetricsLog:
         wandb_name: str | None = None,
         wandb_project: str = "hermes-rl",
         wandb_group: str | None = None,
+        component: str = "metrics",
     ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._use_wandb = use_wandb
-        self._wandb_dir = Path(wandb_dir) if wandb_dir else self.path.parent / "wandb"
-        self._wandb_name = wandb_name
-        self._wandb_project = wandb_project
-        self._wandb_group = wandb_group
-        self._wandb_run: Any = None
+        self._mirror: _Mirror | None = None
+        if use_wandb:
+            self._mirror = _Mirror(
+                wandb_dir=Path(wandb_dir) if wandb_dir else self.path.parent / "wandb",
+                init_args={"project": wandb_project, "group": wandb_group, "name": wandb_name},
+                notes=self.path.parent / "notes.jsonl",
+                component=component,
+            )
 
     def log(self, step: int, metrics: dict[str, Any]) -> None:
         record: dict[str, Any] = {"step": int(step), "time": round(time.time(), 3)}
@@ -49,43 +69,116 @@ class MetricsLog:
             os.write(fd, line.encode())
         finally:
             os.close(fd)
-        if self._use_wandb:
-            self._mirror(step, metrics)
-
-    def _mirror(self, step: int, metrics: dict[str, Any]) -> None:
-        try:
-            if self._wandb_run is None:
-                import wandb  # slow import, deliberately late
-
-                self._wandb_dir.mkdir(parents=True, exist_ok=True)
-                mode = "online" if os.environ.get("WANDB_API_KEY") else "offline"
-                self._wandb_run = wandb.init(
-                    project=self._wandb_project,
-                    group=self._wandb_group,
-                    name=self._wandb_name,
-                    dir=str(self._wandb_dir),
-                    mode=mode,
-                    reinit="create_new",
-                    settings=wandb.Settings(silent=True, console="off"),
-                )
-            self._wandb_run.log(dict(metrics), step=int(step))
-        except Exception as exc:  # noqa: BLE001 - the mirror must never stop training
-            print(f"W&B mirror disabled: {exc}", file=sys.stderr)
-            self._use_wandb = False
+        if self._mirror is not None:
+            self._mirror.put(int(step), dict(metrics))
 
     def close(self) -> None:
         """Finish the W&B run and stop W&B's service process now, while this process is in
         charge of its exit (left to interpreter exit, the service can be ended first by the
         run's supervisor, and W&B then prints a traceback into the component's log)."""
-        if self._wandb_run is not None:
+        if self._mirror is not None:
+            self._mirror.close(CLOSE_TIMEOUT)
+            self._mirror = None
+
+
+class _Mirror:
+    """W&B in a daemon thread, started with the first record, fed through a queue."""
+
+    def __init__(self, *, wandb_dir: Path, init_args: dict[str, Any], notes: Path, component: str) -> None:
+        self._dir = wandb_dir
+        self._init_args = init_args
+        self._notes = notes
+        self._component = component
+        self._records: queue.SimpleQueue[tuple[int, dict[str, Any]] | None] = queue.SimpleQueue()
+        # Started at once: the reachability check waits on the network, not the CPU, so it
+        # overlaps the component's start-up; W&B itself is imported only with the first record.
+        self._thread = threading.Thread(target=self._run, name="wandb-mirror", daemon=True)
+        self._thread.start()
+
+    def put(self, step: int, metrics: dict[str, Any]) -> None:
+        self._records.put((step, metrics))
+
+    def close(self, timeout: float) -> None:
+        self._records.put(None)
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            self._note(f"W&B did not finish within {timeout:.0f} s; left behind (metrics.jsonl holds every record)")
+
+    def _note(self, text: str) -> None:
+        print(f"W&B mirror: {text}", file=sys.stderr, flush=True)
+        try:
+            append_note(self._notes, self._component, text)
+        except OSError:
+            pass
+
+    def _run(self) -> None:
+        online = bool(os.environ.get("WANDB_API_KEY"))
+        base_url = (os.environ.get("WANDB_BASE_URL") or DEFAULT_WANDB_URL).rstrip("/")
+        problem = unreachable(base_url, REACH_TIMEOUT) if online else None
+        item = self._records.get()
+        if item is None:
+            return  # closed before the first record: W&B was never needed
+        try:
+            run = self._start(online, base_url, problem)
+        except Exception as exc:  # noqa: BLE001 - the mirror must never stop training
+            self._note(f"W&B mirror disabled: {type(exc).__name__}: {exc}")
+            run = None
+        while item is not None:
+            if run is not None:  # else drain: the records are in metrics.jsonl
+                try:
+                    run.log(item[1], step=item[0])
+                except Exception as exc:  # noqa: BLE001
+                    self._note(f"W&B mirror disabled: {type(exc).__name__}: {exc}")
+                    run = None
+            item = self._records.get()
+        if run is not None:
             try:
                 import wandb
 
-                self._wandb_run.finish()
+                run.finish()
                 wandb.teardown()
             except Exception:  # noqa: BLE001
                 pass
-            self._wandb_run = None
+
+    def _start(self, online: bool, base_url: str, problem: str | None) -> Any:
+        import wandb  # slow import, deliberately late and off the training thread
+
+        self._dir.mkdir(parents=True, exist_ok=True)
+        if not online:
+            return self._init(wandb, "offline")
+        if problem is None:
+            try:
+                return self._init(wandb, "online")
+            except Exception as exc:  # noqa: BLE001 - W&B's errors differ by version
+                problem = f"did not start an online run within {ONLINE_INIT_TIMEOUT:.0f} s ({type(exc).__name__})"
+        self._note(
+            f"W&B server {base_url} {problem}: mirroring offline to {self._dir} "
+            "(upload later with the wandb sync command in the results)"
+        )
+        return self._init(wandb, "offline")
+
+    def _init(self, wandb: Any, mode: str) -> Any:
+        return wandb.init(
+            **self._init_args,
+            dir=str(self._dir),
+            mode=mode,
+            reinit="create_new",
+            settings=wandb.Settings(silent=True, console="off", init_timeout=ONLINE_INIT_TIMEOUT),
+        )
+
+
+def unreachable(base_url: str, timeout: float) -> str | None:
+    """Why W&B's server at ``base_url`` cannot be used now, or None when it answers at all."""
+    try:
+        with urllib.request.urlopen(f"{base_url}/healthz", timeout=timeout):  # noqa: S310 - the operator's W&B server
+            return None
+    except urllib.error.HTTPError:
+        return None  # it answered: any status will do, W&B itself judges the rest
+    except (TimeoutError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError) or "timed out" in str(reason):
+            return f"did not answer within {timeout:.0f} s"
+        return f"could not be reached ({reason})"
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:

@@ -191,3 +191,64 @@ def test_operator_limits_replace_the_backend_defaults_and_typos_do_not() -> None
     assert StallLimits.of(Backend(), {"HERMES_RL_STALL_AFTER_S": "5", "HERMES_RL_STALL_FAIL_S": "20"}) == StallLimits(5.0, 20.0)
     assert StallLimits.of(Backend(), {"HERMES_RL_STALL_AFTER_S": "soon", "HERMES_RL_STALL_FAIL_S": "-1"}) == StallLimits(30.0, 180.0)
     assert StallLimits.of(Backend(), {"HERMES_RL_STALL_AFTER_S": "500"}) == StallLimits(500.0, 500.0)
+
+
+# -- 7: W&B with a key and no network -----------------------------------------------------------
+
+
+class SilentServer:
+    """A loopback port that accepts connections and never answers (a network that swallows packets)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.held: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self.sock.accept()
+            except OSError:
+                return
+            self.held.append(connection)
+
+    def close(self) -> None:
+        self.sock.close()
+        for connection in self.held:
+            connection.close()
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]  # closed again on leaving: connecting is refused
+
+
+@pytest.mark.parametrize("network", ["silent", "refusing"])
+def test_wandb_without_a_network_never_holds_training_up(state: Path, monkeypatch: pytest.MonkeyPatch, network: str) -> None:
+    silent = SilentServer() if network == "silent" else None
+    port = silent.port if silent else closed_port()
+    monkeypatch.setenv("WANDB_API_KEY", VALID_SHAPED_KEY)
+    monkeypatch.setenv("WANDB_BASE_URL", f"http://127.0.0.1:{port}")
+    try:
+        started = start_run(local_run(20, use_wandb=True), state=state)
+        # Unbounded, W&B's start-up alone takes 90 s; a 20-step local run takes a few seconds.
+        final = wait_for(started.run_id, state, lambda s: s.status in TERMINAL_STATES, timeout=60)
+    finally:
+        if silent:
+            silent.close()
+    assert final.status == "completed", (final.reason, final.log_tail)
+    assert final.step == 20
+    expected = "did not answer within 5 s" if network == "silent" else "could not be reached"
+    for component in ("trainer", "env"):
+        note = next((n for n in final.notes if n.startswith(f"{component}: ")), None)
+        assert note is not None, final.notes
+        assert f"W&B server http://127.0.0.1:{port} {expected}" in note and "mirroring offline" in note
+    results = get_results(started.run_id, state=state)
+    assert results.notes == final.notes
+    assert results.wandb.mode == "offline" and results.wandb.url is None
+    assert len(results.wandb.directories) == 2 and all(c.startswith("wandb sync ") for c in results.wandb.sync_commands)
+    run_dir = Path(final.run_dir)
+    assert VALID_SHAPED_KEY not in "".join(p.read_text(errors="replace") for p in run_dir.rglob("*") if p.is_file() and p.suffix in (".log", ".jsonl", ".yaml"))

@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # the supervisor imports this module and pays for no model it
 from hermes_rl_mcp.runs.probe import http_ok
 
 PortRole = Literal["api", "policy"]
+# The operator's W&B key, and the address of a self-hosted W&B server if there is one.
+WANDB_VARIABLES = ("WANDB_API_KEY", "WANDB_BASE_URL")
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ class LocalBackend:
                 port_role="policy",
                 health_url=f"http://127.0.0.1:{ports.policy}/health",
                 ready_timeout=180.0,
-                extra_env_keys=("WANDB_API_KEY",),
+                extra_env_keys=WANDB_VARIABLES,
             ),
             ComponentSpec(
                 name="env",
@@ -113,12 +115,12 @@ class LocalBackend:
                 # API knows it (the run's only environment registers as env 0).
                 ready_probe=lambda: http_ok(f"http://127.0.0.1:{ports.api}/status-env?env_id=0"),
                 ready_timeout=120.0,
-                extra_env_keys=("WANDB_API_KEY",),
+                extra_env_keys=WANDB_VARIABLES,
             ),
         ]
 
     def secret_keys(self) -> tuple[str, ...]:
-        return ("WANDB_API_KEY",)
+        return WANDB_VARIABLES
 
 
 def _plugins(environ: Any) -> dict[str, str]:

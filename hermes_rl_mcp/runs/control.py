@@ -306,7 +306,7 @@ def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
         supervisor_pid=row["supervisor_pid"],
         log_uris={c: log_uri(run_id, c) for c in LOG_COMPONENTS},
         stall=stall,
-        notes=read_notes(paths.notes),
+        notes=[redact_text(note) for note in read_notes(paths.notes)],
         checked_at=now,
         resumed_from=resumed_from,
     )
@@ -462,7 +462,7 @@ def get_results(run_id: str, *, state: Path | None = None) -> RunResults:
         final_checkpoint=files.final_checkpoint,
         config=files.config,
         wandb=files.wandb,
-        notes=read_notes(paths.notes),
+        notes=[redact_text(note) for note in read_notes(paths.notes)],
         events=events,
         resumed_from=resumed_from,
     )

@@ -25,7 +25,7 @@ HOSTED_BASE_URL = "https://tinker.thinkingmachines.dev/services/tinker-prod"
 SDK_RANGE = ((0, 16, 1), (0, 38, 0))  # the calls the learner makes work unchanged across it
 ENGINE_ANSWER_SECONDS = 5.0
 # What a trainer on this backend needs from the operator's environment, besides the basics.
-COMPONENT_VARIABLES = ("TINKER_API_KEY", "TINKER_BASE_URL", "WANDB_API_KEY", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+COMPONENT_VARIABLES = ("TINKER_API_KEY", "TINKER_BASE_URL", "WANDB_API_KEY", "WANDB_BASE_URL", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 
 def _version(text: str) -> tuple[int, ...]:

@@ -103,6 +103,7 @@ class EnvRuntime:
             use_wandb=self.config.use_wandb,
             wandb_dir=settings.run_dir / "wandb",
             wandb_name=self.config.wandb_name,
+            component="env",
         )
         self.step = 0
         self.logged: dict[str, float] = {}

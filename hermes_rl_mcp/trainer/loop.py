@@ -154,6 +154,7 @@ class Trainer:
             wandb_dir=self.run_dir / "wandb",
             wandb_name=(cfg.env.wandb_name or cfg.run.id or "local") + "-trainer",
             wandb_group=cfg.run.id,
+            component="trainer",
         )
         try:
             # The policy endpoint answers /health only once there is a policy to serve.
