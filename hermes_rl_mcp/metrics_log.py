@@ -72,12 +72,16 @@ class MetricsLog:
         if self._mirror is not None:
             self._mirror.put(int(step), dict(metrics))
 
-    def close(self) -> None:
+    def close(self, *, hurry: bool = False) -> None:
         """Finish the W&B run and stop W&B's service process now, while this process is in
         charge of its exit (left to interpreter exit, the service can be ended first by the
-        run's supervisor, and W&B then prints a traceback into the component's log)."""
+        run's supervisor, and W&B then prints a traceback into the component's log).
+
+        ``hurry`` (the component is being stopped): a mirror that has not begun W&B's start-up
+        yet never begins it, so the component ends within its supervisor's grace period.
+        """
         if self._mirror is not None:
-            self._mirror.close(CLOSE_TIMEOUT)
+            self._mirror.close(CLOSE_TIMEOUT, hurry=hurry)
             self._mirror = None
 
 
@@ -92,14 +96,21 @@ class _Mirror:
         self._records: queue.SimpleQueue[tuple[int, dict[str, Any]] | None] = queue.SimpleQueue()
         # Started at once: the reachability check waits on the network, not the CPU, so it
         # overlaps the component's start-up; W&B itself is imported only with the first record.
+        self._lock = threading.Lock()
+        self._started = False  # W&B's start-up has begun: a close must wait for its finish
+        self._abandoned = False  # set by a hurried close before W&B's start-up began
         self._thread = threading.Thread(target=self._run, name="wandb-mirror", daemon=True)
         self._thread.start()
 
     def put(self, step: int, metrics: dict[str, Any]) -> None:
         self._records.put((step, metrics))
 
-    def close(self, timeout: float) -> None:
+    def close(self, timeout: float, *, hurry: bool = False) -> None:
         self._records.put(None)
+        with self._lock:
+            if hurry and not self._started:
+                self._abandoned = True  # it may still be checking the server or importing W&B: not waited for
+                return
         self._thread.join(timeout)
         if self._thread.is_alive():
             self._note(f"W&B did not finish within {timeout:.0f} s; left behind (metrics.jsonl holds every record)")
@@ -120,6 +131,8 @@ class _Mirror:
             return  # closed before the first record: W&B was never needed
         try:
             run = self._start(online, base_url, problem)
+            if run is None:
+                return  # stopped before W&B started: metrics.jsonl holds every record
         except Exception as exc:  # noqa: BLE001 - the mirror must never stop training
             self._note(f"W&B mirror disabled: {type(exc).__name__}: {exc}")
             run = None
@@ -141,8 +154,14 @@ class _Mirror:
                 pass
 
     def _start(self, online: bool, base_url: str, problem: str | None) -> Any:
+        if not online or problem is not None:
+            _offline_process()
         import wandb  # slow import, deliberately late and off the training thread
 
+        with self._lock:  # a hurried close either comes before this or waits for W&B to finish
+            if self._abandoned:
+                return None
+            self._started = True
         self._dir.mkdir(parents=True, exist_ok=True)
         if not online:
             return self._init(wandb, "offline")
@@ -151,6 +170,8 @@ class _Mirror:
                 return self._init(wandb, "online")
             except Exception as exc:  # noqa: BLE001 - W&B's errors differ by version
                 problem = f"did not start an online run within {ONLINE_INIT_TIMEOUT:.0f} s ({type(exc).__name__})"
+                wandb.teardown()  # its process-wide state was made for online use
+                _offline_process()
         self._note(
             f"W&B server {base_url} {problem}: mirroring offline to {self._dir} "
             "(upload later with the wandb sync command in the results)"
@@ -165,6 +186,13 @@ class _Mirror:
             reinit="create_new",
             settings=wandb.Settings(silent=True, console="off", init_timeout=ONLINE_INIT_TIMEOUT),
         )
+
+
+def _offline_process() -> None:
+    """Make W&B offline for the whole process, not only for the run: its process-wide
+    settings otherwise send its own telemetry to the server at exit, and a silent server then
+    holds the component's exit for W&B's 10 s request timeout."""
+    os.environ["WANDB_MODE"] = "offline"
 
 
 def unreachable(base_url: str, timeout: float) -> str | None:

@@ -171,7 +171,9 @@ class EnvRuntime:
 
     async def close(self) -> None:
         await self.env.policy.aclose()
-        self.metrics_log.close()
+        task = asyncio.current_task()
+        # Cancelled means stopped by a signal: end within the supervisor's grace period.
+        self.metrics_log.close(hurry=task is not None and task.cancelling() > 0)
 
 
 class Server:

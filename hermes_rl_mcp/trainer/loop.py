@@ -179,7 +179,7 @@ class Trainer:
                 finally:
                     server.should_exit = True
         finally:
-            metrics.close()
+            metrics.close(hurry=self.stop_requested)
             sock.close()
             await self.learner.close()
 
@@ -216,7 +216,7 @@ class Trainer:
             self.log(f"final checkpoint at step {self.step}: {path}")
         # Finish the W&B mirror now: while the policy lingers for the final evaluation, the
         # supervisor may end this process tree, W&B's service process included.
-        metrics.close()
+        metrics.close(hurry=self.stop_requested)
         await self._serve_final_evaluation()
 
     async def _serve_final_evaluation(self) -> None:
