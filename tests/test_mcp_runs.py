@@ -228,3 +228,42 @@ def test_a_stopped_run_with_wandb_ends_its_logs_with_the_stop() -> None:
             assert "stopped by signal" in logs["env"].splitlines()[-1], logs["env"][-500:]
 
     anyio.run(scenario)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_status_names_a_frozen_trainer_and_a_stop_still_ends_it(era: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HERMES_RL_STALL_AFTER_S", "2")
+    monkeypatch.setenv("HERMES_RL_STALL_FAIL_S", "120")
+
+    async def scenario() -> None:
+        async with in_memory(era) as client:
+            structured(await client.call_tool("rl_select_environment", {"name": "reverse_text"}))
+            for field, value in {"env.total_steps": 100_000, "env.steps_per_eval": 10_000, "env.use_wandb": False}.items():
+                structured(await client.call_tool("rl_edit_config", {"field": field, "value": value}))
+            run_id = structured(await client.call_tool("rl_start_training", {}))["run_id"]
+            deadline = time.monotonic() + 90
+            while (status := structured(await client.call_tool("rl_check_status", {"run_id": run_id})))["step"] < 2:
+                assert status["status"] in ("starting", "running") and time.monotonic() < deadline, status
+                await anyio.sleep(0.2)
+            assert status["stall"] is None and status["notes"] == []
+            trainer = status["components"]["trainer"]["pid"]
+            os.kill(trainer, signal.SIGSTOP)
+            try:
+                deadline = time.monotonic() + 10
+                while (status := structured(await client.call_tool("rl_check_status", {"run_id": run_id})))["stall"] is None:
+                    assert time.monotonic() < deadline, status
+                    await anyio.sleep(0.2)
+                assert status["status"] == "running"
+                assert status["stall"]["quiet_components"][0] == {
+                    "component": "trainer", "quiet_seconds": status["stall"]["quiet_components"][0]["quiet_seconds"],
+                    "stopped_by_signal": True,
+                }
+                assert "trainer is stopped by a signal" in status["stall"]["summary"]
+                stopped = structured(await client.call_tool("rl_stop_training", {"run_id": run_id}))
+            finally:
+                if alive(trainer):
+                    os.kill(trainer, signal.SIGCONT)
+            assert stopped["status"] == "stopped" and stopped["leftover_pids"] == []
+            assert not alive(trainer)
+
+    anyio.run(scenario)
