@@ -294,6 +294,18 @@ def test_a_dead_supervisor_is_noticed_and_its_components_are_ended(state: Path) 
     assert wait_gone(everything) == set()
 
 
+def test_without_a_server_a_dead_supervisor_takes_even_grandchildren_in_their_own_session(state: Path) -> None:
+    started = start_run(run_config(total_steps=10_000, step_time=0.2, grandchildren=True), state=state)
+    running = wait_for(started.run_id, state, is_running)
+    everything = tree_pids(running, grandchildren=True)
+    assert len(everything) >= 10  # supervisor, 3 components, 2 grandchildren each
+    os.kill(running.supervisor_pid, signal.SIGKILL)
+    # No status call until they are gone: the components clear the run themselves.
+    assert wait_gone(everything) == set()
+    failed = check_status(started.run_id, state=state)
+    assert failed.status == "failed" and failed.reason == f"supervisor died (pid {running.supervisor_pid} is no longer running)"
+
+
 def test_a_port_taken_at_start_is_retried_on_a_new_port(state: Path) -> None:
     started = start_run(run_config(total_steps=10_000, collide_once=True, step_time=0.2), state=state)
     running = wait_for(started.run_id, state, is_running)

@@ -108,8 +108,10 @@ def _spawn_grandchildren(run_dir: Path, role: str) -> None:
 def main(role: str, config_path: str) -> int:
     import yaml
 
+    from hermes_rl_mcp.runs.lifeline import watch_supervisor
     from hermes_rl_mcp.start_gate import wait_for_predecessor
 
+    watch_supervisor()  # as every real component does: end with the supervisor
     wait_for_predecessor()  # as every real component does: start once the one before answers
     config = yaml.safe_load(Path(config_path).read_text())
     test = config.get("test") or {}
