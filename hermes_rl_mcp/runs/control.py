@@ -57,7 +57,7 @@ from hermes_rl_mcp.runs.models import (
     WandbInfo,
     log_uri,
 )
-from hermes_rl_mcp.runs.procs import is_same_process, start_time_of, terminate_trees
+from hermes_rl_mcp.runs.procs import is_same_process, kill_all, marked_processes, start_time_of, terminate_trees
 from hermes_rl_mcp.runs.redact import redact_data, redact_text
 from hermes_rl_mcp.runs.recovery import run_directories
 from hermes_rl_mcp.runs.registry import LOST_ROW, Registry
@@ -219,6 +219,9 @@ def _kill_components(registry: Registry, run_id: str, *, grace: float) -> list[i
     components = registry.components(run_id)
     trees = [(c["pid"], c["start_time"]) for c in components.values() if c["pid"]]
     left = terminate_trees(trees, grace=grace) if trees else []
+    # Whatever of the run outlived its parents (re-parented, in a session of its own) still
+    # carries the run's marker in its environment.
+    left += kill_all(marked_processes(run_id), grace=min(grace, 0.3))
     for name, component in components.items():
         if component["state"] in ("starting", "running"):
             registry.set_component(run_id, name, state="stopped")

@@ -12,6 +12,8 @@ import os
 import time
 from pathlib import Path
 
+from hermes_rl_mcp.runs.tail import read_if_present
+
 MAX_NOTES = 20  # a component repeating itself must not swell every status answer
 
 
@@ -26,9 +28,8 @@ def append_note(path: Path, component: str, note: str) -> None:
 
 def read_notes(path: Path) -> list[str]:
     """Each note as ``"<component>: <note>"``, oldest first; none when the file is absent."""
-    try:
-        raw = path.read_bytes()
-    except (FileNotFoundError, OSError):
+    raw = read_if_present(path)
+    if raw is None:
         return []
     notes: list[str] = []
     for line in raw.splitlines():
@@ -39,3 +40,4 @@ def read_notes(path: Path) -> list[str]:
         if isinstance(record, dict) and isinstance(record.get("note"), str):
             notes.append(f"{record.get('component', '?')}: {record['note']}")
     return notes[:MAX_NOTES]
+

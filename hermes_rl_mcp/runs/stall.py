@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_rl_mcp.runs.procs import ProcStat
+from hermes_rl_mcp.runs.tail import read_if_present
 
 FIRST_STEP_FACTOR = 2.0
 QUIET_VARIABLE = "HERMES_RL_STALL_AFTER_S"
@@ -124,8 +125,11 @@ def write_stall(path: Path, stall: dict[str, Any] | None) -> None:
 
 
 def read_stall(path: Path) -> dict[str, Any] | None:
+    raw = read_if_present(path)
+    if raw is None:
+        return None
     try:
-        value = json.loads(path.read_bytes())
-    except (FileNotFoundError, ValueError, OSError):
+        value = json.loads(raw)
+    except ValueError:
         return None
     return value if isinstance(value, dict) else None
