@@ -101,14 +101,14 @@ class StallWatch:
 
 def describe(stall: dict[str, Any]) -> str:
     """One sentence for a reason or a log line."""
-    first = "the first step" if stall["step"] == 0 else f"step {stall['step']}"
+    where = "before the first step" if stall["step"] == 0 else f"stuck at step {stall['step']}"
     quiet = stall["quiet_components"]
     parts = [
         f"{q['component']} " + ("is stopped by a signal" if q["stopped_by_signal"] else f"has used no CPU for {q['quiet_seconds']:.0f} s")
         for q in quiet
     ]
     blame = "; ".join(parts) if parts else "every component is busy"
-    return f"no training step for {stall['seconds']:.0f} s since {first}: {blame}"
+    return f"no training step for {stall['seconds']:.0f} s ({where}): {blame}"
 
 
 def write_stall(path: Path, stall: dict[str, Any] | None) -> None:
