@@ -36,7 +36,9 @@ def component_environment(read_end: int, marker: str) -> dict[str, str]:
 
 def watch_supervisor() -> None:
     """Start the watch in a daemon thread; without a lifeline (started by hand) do nothing."""
-    raw = os.environ.get(LIFELINE_VARIABLE, "")
+    # Taken out of the environment: in a child of this component the number would name some
+    # other descriptor, or none.
+    raw = os.environ.pop(LIFELINE_VARIABLE, "")
     if not raw.isdigit():
         return
     fd = int(raw)
