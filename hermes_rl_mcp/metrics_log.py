@@ -158,6 +158,8 @@ class _Mirror:
             _offline_process()
         import wandb  # slow import, deliberately late and off the training thread
 
+        _no_sdk_telemetry()
+
         with self._lock:  # a hurried close either comes before this or waits for W&B to finish
             if self._abandoned:
                 return None
@@ -193,6 +195,18 @@ def _offline_process() -> None:
     settings otherwise send its own telemetry to the server at exit, and a silent server then
     holds the component's exit for W&B's 10 s request timeout."""
     os.environ["WANDB_MODE"] = "offline"
+
+
+def _no_sdk_telemetry() -> None:
+    """Turn off the W&B SDK's reports about itself (not the run's metrics), where this W&B has
+    them: at exit they are sent to the W&B server, and a server that accepts and never answers
+    then holds the component's exit for W&B's 10 s request timeout, once per exporter."""
+    try:
+        from wandb.analytics.opentelemetry import opentelemetry_proxy
+
+        opentelemetry_proxy.disable()
+    except (ImportError, AttributeError):
+        pass
 
 
 def unreachable(base_url: str, timeout: float) -> str | None:

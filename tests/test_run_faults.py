@@ -252,3 +252,68 @@ def test_wandb_without_a_network_never_holds_training_up(state: Path, monkeypatc
     assert len(results.wandb.directories) == 2 and all(c.startswith("wandb sync ") for c in results.wandb.sync_commands)
     run_dir = Path(final.run_dir)
     assert VALID_SHAPED_KEY not in "".join(p.read_text(errors="replace") for p in run_dir.rglob("*") if p.is_file() and p.suffix in (".log", ".jsonl", ".yaml"))
+
+
+def test_a_wandb_server_that_answers_health_but_hangs_costs_training_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reachability check passes; W&B's own online start-up then hangs until its bound."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from hermes_rl_mcp import metrics_log
+    from hermes_rl_mcp.runs.notes import read_notes
+
+    release = threading.Event()
+
+    class HealthyThenHanging(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            if self.path == "/healthz":
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(b"ok")
+            else:
+                release.wait(60)
+
+        def do_POST(self) -> None:  # noqa: N802
+            release.wait(60)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), HealthyThenHanging)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("WANDB_API_KEY", VALID_SHAPED_KEY)
+    monkeypatch.setenv("WANDB_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.setattr(metrics_log, "ONLINE_INIT_TIMEOUT", 4.0)
+    monkeypatch.setattr(metrics_log, "_offline_process", lambda: monkeypatch.setenv("WANDB_MODE", "offline"))
+    try:
+        log = metrics_log.MetricsLog(tmp_path / "metrics.jsonl", use_wandb=True, wandb_dir=tmp_path / "wandb", component="trainer")
+        began = time.monotonic()
+        for step in range(1, 21):
+            log.log(step, {"train/loss": 1.0 / step})
+        assert time.monotonic() - began < 1.0, "logging waited on W&B"
+        deadline = time.monotonic() + 30
+        while not (read_notes(tmp_path / "notes.jsonl") and (helpers := own_descendants())):  # offline now
+            assert time.monotonic() < deadline, "W&B never fell back to offline with its service running"
+            time.sleep(0.05)
+        log.close()
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+    notes = read_notes(tmp_path / "notes.jsonl")
+    assert len(notes) == 1 and "did not start an online run within 4 s" in notes[0] and "mirroring offline" in notes[0], notes
+    assert list((tmp_path / "wandb").glob("wandb/offline-run-*"))
+    assert wait_gone(helpers, timeout=5.0) == set()  # W&B's service ended with the mirror
+
+
+def own_descendants() -> set[int]:
+    tree = children_of()
+    found: set[int] = set()
+    frontier = list(tree.get(os.getpid(), []))
+    while frontier:
+        pid = frontier.pop()
+        found.add(pid)
+        frontier.extend(tree.get(pid, []))
+    return {p for p in found if alive(p)}
