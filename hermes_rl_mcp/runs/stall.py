@@ -116,12 +116,15 @@ def write_stall(path: Path, stall: dict[str, Any] | None) -> None:
     if stall is None:
         try:
             path.unlink()
-        except FileNotFoundError:
+        except OSError:
             pass
         return
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(stall, separators=(",", ":")), encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        partial.write_text(json.dumps(stall, separators=(",", ":")), encoding="utf-8")
+        os.replace(partial, path)
+    except OSError:
+        pass  # a full disk: status goes without the report, the stall limits still apply
 
 
 def read_stall(path: Path) -> dict[str, Any] | None:
