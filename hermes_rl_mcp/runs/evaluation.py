@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_rl_mcp.runs.backends import Backend, ComponentSpec, LocalBackend, Ports
+from hermes_rl_mcp.runs.backends import WANDB_VARIABLES, Backend, ComponentSpec, LocalBackend, Ports
 from hermes_rl_mcp.runs.errors import BackendUnavailable
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ class EvaluationJob:
             ),
             ComponentSpec(
                 name="env", argv=[sys.executable, env_file, "evaluate", "--config", str(config_path)],
-                ready_timeout=120.0, extra_env_keys=("WANDB_API_KEY",), finishes_run=True,
+                ready_timeout=120.0, extra_env_keys=WANDB_VARIABLES, finishes_run=True,
             ),
         ]
 

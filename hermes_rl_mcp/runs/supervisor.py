@@ -144,7 +144,8 @@ class Supervisor:
     def _start_and_watch(self) -> Outcome:
         document = run_document.load(self.paths.config)
         backend = job_backend(document)
-        self._stall_limits = StallLimits.of(backend)
+        # An evaluation has no training steps to watch; its own timeouts bound it.
+        self._stall_limits = StallLimits.of(backend) if document.run.job != "evaluate" else None
         ports = Ports(api=free_port(), policy=free_port())
         while ports.policy == ports.api:
             ports = Ports(api=ports.api, policy=free_port())
@@ -288,9 +289,8 @@ class Supervisor:
 
     def _watch(self) -> Outcome:
         next_step_update = 0.0
+        stall_watch = StallWatch(self._stall_limits, started_at=time.time()) if self._stall_limits else None
         next_stall_check = 0.0
-        limits = self._stall_limits or StallLimits(60.0, 600.0)
-        stall_watch = StallWatch(limits, started_at=time.time())
         stalled = False
         while True:
             if self.stop_requested:
@@ -312,7 +312,7 @@ class Supervisor:
                         waiting, f"{waiting} did not finish within {FINISH_TIMEOUT:.0f} s after the other component ended"
                     )
             now = time.monotonic()
-            if now >= next_stall_check and not self._finished_at:
+            if stall_watch is not None and now >= next_stall_check and not self._finished_at:
                 next_stall_check = now + STALL_CHECK_INTERVAL
                 stall = stall_watch.observe(time.time(), latest_step(self.paths.metrics), self._component_stats())
                 if stall is not None and stall["failing"]:
