@@ -289,7 +289,12 @@ class Supervisor:
 
     def _watch(self) -> Outcome:
         next_step_update = 0.0
-        stall_watch = StallWatch(self._stall_limits, started_at=time.time()) if self._stall_limits else None
+        # From the step the run starts at (a resumed run counts on from its parent's), so that its
+        # first new step is given the start-up allowance too.
+        stall_watch = (
+            StallWatch(self._stall_limits, started_at=time.time(), step=latest_step(self.paths.metrics))
+            if self._stall_limits else None
+        )
         next_stall_check = 0.0
         stalled = False
         while True:
