@@ -1,0 +1,160 @@
+"""Does the local policy learn tasks it was not designed around? Seven new tasks, default settings.
+
+    python bench/bench_generality.py [TASK ...] [--timeout 300] [--keep]
+
+The tasks live in ``bench/tasks/`` and are written against the public SDK only, as a new user
+would write them: a string map (uppercase), selection (pick_largest), ordering (sort_letters),
+counting (count_letter), classification with a free-text answer (parity) and through
+``guided_choice`` (sentiment), and a multi-turn game (guess_number). Each run starts as the MCP
+server starts one (a control plane selects the task, makes no edits, and starts the resolved
+run document on the local profile), so the environment's defaults and the local trainer's
+defaults are what is measured. The script prints each task's held-out curve (train and eval
+percent correct per evaluation, with the wall time since the run started), the first time the
+eval reached 0.9, and a summary against the aim: eval >= 0.9 within 180 s.
+
+Runs still going when the script exits (timeout, Ctrl-C, error) are stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+TASKS = ("uppercase", "pick_largest", "sort_letters", "count_letter", "parity", "sentiment", "guess_number")
+BAR = 0.9
+MAX_WALL = 180.0
+POLL = 0.5
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                continue
+    return rows
+
+
+def held_out_curve(rows: list[dict[str, Any]], began: float) -> list[dict[str, Any]]:
+    """One point per evaluation: step, seconds since the run started, eval and mean train
+    percent correct since the previous evaluation."""
+    curve: list[dict[str, Any]] = []
+    pending: list[float] = []
+    for row in sorted(rows, key=lambda r: (r.get("step", 0), r.get("time", 0))):
+        if "train/percent_correct" in row:
+            pending.append(float(row["train/percent_correct"]))
+        if "eval/percent_correct" in row:
+            curve.append(
+                {
+                    "step": int(row["step"]),
+                    "seconds": float(row.get("time", began)) - began,
+                    "train": sum(pending) / len(pending) if pending else None,
+                    "eval": float(row["eval/percent_correct"]),
+                }
+            )
+            pending = []
+    return curve
+
+
+def fmt(value: Any, width: int = 7) -> str:
+    return f"{value:>{width}.3f}" if isinstance(value, (int, float)) else f"{'-':>{width}}"
+
+
+def run_task(name: str, state: Path, timeout: float, started_runs: list[str]) -> dict[str, Any]:
+    from hermes_rl_mcp.core.control import ControlPlane
+    from hermes_rl_mcp.runs import TERMINAL_STATES, check_status, get_results, start_run
+
+    plane = ControlPlane(state_dir=state)
+    plane.select_environment(name)
+    document = plane.run_document().to_data()
+    began = time.time()
+    started = start_run(document, state=state)
+    started_runs.append(started.run_id)
+    print(f"\n== {name}: run {started.run_id}; env.total_steps={document['env'].get('total_steps')} "
+          f"env.group_size={document['env'].get('group_size')} trainer={json.dumps(document.get('trainer', {}))}", flush=True)
+    status = check_status(started.run_id, state=state)
+    while status.status not in TERMINAL_STATES:
+        if time.time() - began > timeout:
+            print(f"   timeout after {timeout:.0f} s; stopping the run", flush=True)
+            break
+        time.sleep(POLL)
+        status = check_status(started.run_id, state=state)
+    results = get_results(started.run_id, state=state)
+    curve = held_out_curve(read_metrics(Path(started.run_dir) / "metrics.jsonl"), began)
+    print(f"   {'step':>6} {'seconds':>8} {'train%':>7} {'eval%':>7}")
+    for point in curve:
+        print(f"   {point['step']:>6} {point['seconds']:>8.1f} {fmt(point['train'])} {fmt(point['eval'])}")
+    reached = next((p for p in curve if p["eval"] >= BAR), None)
+    best = max((p["eval"] for p in curve), default=None)
+    print(f"   status {results.status} ({results.reason or ''}); step {results.step}/{results.total_steps}; "
+          f"ended after {(results.ended_at or time.time()) - began:.1f} s")
+    print(f"   eval >= {BAR}: " + (f"at step {reached['step']}, {reached['seconds']:.1f} s" if reached else "never"))
+    return {
+        "task": name,
+        "status": results.status,
+        "final_eval": curve[-1]["eval"] if curve else None,
+        "best_eval": best,
+        "seconds_to_bar": reached["seconds"] if reached else None,
+        "step_to_bar": reached["step"] if reached else None,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("tasks", nargs="*", metavar="TASK", help=f"tasks to run (default: all of {', '.join(TASKS)})")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds before a run is stopped (default 300)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary state directory")
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.tasks if name not in TASKS]
+    if unknown:
+        parser.error(f"unknown task(s) {', '.join(unknown)}; valid: {', '.join(TASKS)}")
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+    state = Path(tempfile.mkdtemp(prefix="hermes-rl-bench-generality-"))
+    os.environ["HERMES_RL_HOME"] = str(state)
+    os.environ["HERMES_RL_ENV_DIRS"] = str(HERE / "tasks")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.pop("WANDB_API_KEY", None)  # a benchmark never uploads
+    started_runs: list[str] = []
+    outcomes: list[dict[str, Any]] = []
+    try:
+        for name in args.tasks or TASKS:
+            outcomes.append(run_task(name, state, args.timeout, started_runs))
+    finally:
+        from hermes_rl_mcp.runs import stop_run
+
+        for run_id in started_runs:
+            try:
+                stop_run(run_id, state=state)
+            except Exception as exc:  # noqa: BLE001 - report and keep stopping the others
+                print(f"could not stop {run_id}: {exc}", file=sys.stderr)
+        if args.keep:
+            print(f"\nstate kept in {state}")
+        else:
+            shutil.rmtree(state, ignore_errors=True)
+
+    print(f"\n== summary: eval >= {BAR} within {MAX_WALL:.0f} s")
+    met = 0
+    for o in outcomes:
+        ok = o["seconds_to_bar"] is not None and o["seconds_to_bar"] <= MAX_WALL
+        met += ok
+        when = f"{o['seconds_to_bar']:.0f} s (step {o['step_to_bar']})" if o["seconds_to_bar"] is not None else "never"
+        print(f"   {o['task']:<13} [{o['status']}] final eval {fmt(o['final_eval'], 0)}, best {fmt(o['best_eval'], 0)}; "
+              f"reached {BAR}: {when}: {'met' if ok else 'NOT met'}")
+    print(f"   {met} of {len(outcomes)} met")
+    return 0 if met == len(outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
