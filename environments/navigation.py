@@ -1,8 +1,9 @@
 """Walk a corridor to the goal, one move per turn (multi-turn).
 
 The corridor has ``corridor_length`` cells, numbered from 0. Each turn the user message is the
-observation "at 2 goal 5 L/R" (the position, the goal and the legal moves) and the assistant
-answers one action, "L" or "R"; anything else is an invalid move that wastes the turn, and walking into a wall stays put. The episode ends on reaching
+observation "You are at 2, the goal is at 5. Move L or R." (the position, the goal and the
+legal moves) and the assistant answers one action, "L" or "R"; anything else is an invalid move
+that wastes the turn, and walking into a wall stays put. The episode ends on reaching
 the goal or after ``max_turns`` turns. Its return is ``discount_factor ** (turns - 1)`` on success
 and 0 otherwise, so shorter walks score higher. A fixed fifth of the (start, goal) pairs, chosen
 by CRC-32, is held out for evaluation.
@@ -37,9 +38,7 @@ class NavigationConfig(BaseEnvConfig):
 
 
 def observation(position: int, goal: int) -> str:
-    # Naming the legal moves puts them in the prompt: a fresh policy, which prefers characters it
-    # has just read, then tries valid moves from the first step instead of almost never.
-    return f"at {position} goal {goal} L/R"
+    return f"You are at {position}, the goal is at {goal}. Move L or R."
 
 
 class Corridor:

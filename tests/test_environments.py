@@ -142,8 +142,8 @@ def test_navigation_garbage_replies_waste_turns() -> None:
 def test_navigation_observation_format_and_walls() -> None:
     corridor = navigation.Corridor(0, 3, 6)
     outcome = corridor.act("L")  # into the wall: stays put
-    assert outcome.next_message == "at 0 goal 3 L/R" and outcome.reward == 0.0
-    assert corridor.act("R").next_message == "at 1 goal 3 L/R"
+    assert outcome.next_message == "You are at 0, the goal is at 3. Move L or R." and outcome.reward == 0.0
+    assert corridor.act("R").next_message == "You are at 1, the goal is at 3. Move L or R."
     with pytest.raises(ValueError):
         navigation.Corridor(2, 2, 6)
 

@@ -14,7 +14,19 @@ TOK = CharTokenizer()
 
 def small_model(dtype: type = np.float64, seed: int = 1) -> PolicyModel:
     model = PolicyModel.initialise(
-        TOK, hidden_size=12, seed=seed, dtype=dtype, window=7, gen_slots=3, max_steps=4, infix_window=5, infix_rows=64
+        TOK,
+        hidden_size=12,
+        seed=seed,
+        dtype=dtype,
+        window=7,
+        message_slots=6,
+        gen_slots=3,
+        max_steps=4,
+        max_count=3,
+        bag_chars=5,
+        bag_words=3,
+        word_rows=16,
+        length_range=12,
     )
     rng = np.random.default_rng(seed + 100)
     for array in model.params.values():  # move off the initial point so every path carries gradient

@@ -77,8 +77,9 @@ def load_checkpoint(path: Path) -> LoadedCheckpoint:
     tokenizer = CharTokenizer()
     if meta.get("tokenizer") != tokenizer.name:
         raise ValueError(f"checkpoint {path} uses tokenizer {meta.get('tokenizer')!r}, this trainer has {tokenizer.name!r}")
-    shape = ModelShape(**meta["shape"])
-    if "O" not in params:  # archives from before the direct pattern weights: those start at zero
-        params["O"] = np.zeros((shape.infix_rows * shape.direct_steps, shape.vocab_size), dtype=params["W2"].dtype)
+    try:
+        shape = ModelShape(**meta["shape"])
+    except TypeError as exc:
+        raise ValueError(f"checkpoint {path} was saved by a different local policy model ({exc})") from exc
     model = PolicyModel(params, shape, tokenizer)
     return LoadedCheckpoint(model=model, step=int(meta["step"]), meta=meta, optimizer_state=optimizer_state)

@@ -1,29 +1,27 @@
-"""The local policy: a small autoregressive model over the character vocabulary, in NumPy.
+"""The local policy: a small character-level model trained from scratch, in NumPy.
 
-The next token of an assistant turn is predicted from features of its context:
+It knows nothing of any task. The next token of an assistant turn is predicted from general
+views of its context, each a bias that helps short text tasks in general:
 
-* the last ``window`` prompt tokens, right-aligned (slot d holds the token d places before the
-  end of the prompt) -- the shipped tasks' answers are functions of the prompt's last characters;
-* the tokens generated so far in this turn (slot j holds the j-th generated token), the number
-  generated (the step) and the previous token;
-* the numeric value of digit tokens in those slots, a shared direction per slot (comparing two
-  numbers of the prompt is then linear);
-* for each "digit, token, digit" pattern among the last ``infix_window`` prompt slots, the sum and
-  the difference of the two digits keyed by the token between them (hashed into ``infix_rows``
-  embedding rows) -- so arithmetic generalises to combinations never trained on: a held-out
-  "3+4" shares its feature with the trained "2+5".
+* **positions from both ends**: the last ``window`` tokens of the prompt, counted back from its
+  end (slot d holds the token d places before it), and the first ``message_slots`` characters of
+  the prompt's last message, counted from its start. Fixed phrasing around a variable part lines
+  up in one view or the other;
+* **numbers as values**: every digit in those slots also enters as its value along a direction
+  learned per slot, so comparing or combining digits is linear;
+* **characters and words as a bag**: for each distinct character of the last message, a row for
+  (character, how often it occurs), and for each word a hashed row, wherever they are;
+* **the turn so far**: the tokens generated so far by position, the previous token, the step,
+  and the last message's length minus the step (answers whose length follows the input's);
+* **a pointer over the prompt**: attention over the slots of both views (and a "copy nothing"
+  slot) by position (per step), by content (a learned key per token) and by coverage (whether
+  the slot's token was already emitted this turn). The attended tokens' rows of ``M`` (a
+  token-to-token map that starts as the identity) are added to the logits, so "emit the k-th
+  character", "emit the largest digit", "emit the next unused letter" or "emit this letter in
+  capitals" is a few weights to learn.
 
-Those sparse features are summed into one ReLU hidden layer (an embedding-bag, i.e. a linear
-layer on one-hot inputs) that produces generation logits. Beside it runs a copy path: at step t,
-the window token in slot d adds ``C[t, d] * M[token]`` to the logits, with ``M`` initialised to the
-identity, so "emit the prompt character k places from the end" is a single weight to learn.
-A per-step output bias lets the policy learn answer lengths directly.
-
-Each "digit, token, digit" pattern row also has direct output weights per step, ``O[row, step]``,
-added to the logits. The hidden layer is shared by every item, so in RL it mostly learns what
-helps on average (a global answer bias); the direct weights are only moved by the items having
-that pattern, so an item-specific answer ("a + b is 7: emit 7, then end") is learned as fast as
-the global biases and carries over to held-out items with the same pattern.
+The sparse views are summed into one ReLU hidden layer (an embedding bag: a linear layer on
+one-hot inputs) that produces generation logits; a per-step output bias learns answer lengths.
 
 Gradients are written out by hand (``backward``) and checked against finite differences in the
 tests. Parameters are a plain dict of arrays so the optimiser and checkpoints treat them alike.
@@ -37,73 +35,94 @@ from typing import Sequence
 import numpy as np
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
-from hermes_rl_mcp.trainer.tokenizer import END, PAD, CharTokenizer
+from hermes_rl_mcp.trainer.tokenizer import END, PAD, ROLE_TOKENS, CharTokenizer
 
 Params = dict[str, np.ndarray]
 
 # Output-side parameters enter the logits multiplied by a fixed gain. Adam moves every raw
 # parameter by about the learning rate per step whatever its gradient's scale, so without the
-# gain an output bias or a copy weight would need thousands of steps to move a logit by a few
+# gain an output bias or a pointer weight would need thousands of steps to move a logit by a few
 # nats; with it, a few hundred steps at the default learning rate suffice.
-GAINS = {"b2": 10.0, "B_step": 10.0, "C": 10.0, "M": 4.0, "O": 40.0}
+GAINS = {"b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_gain": 10.0, "M": 4.0}
+_ROLE_IDS = np.asarray(sorted(ROLE_TOKENS.values()), dtype=np.int64)
 
 
 @dataclass(frozen=True)
 class ModelShape:
     vocab_size: int
     hidden_size: int = 64
-    window: int = 16  # prompt tokens seen, counted back from the end of the prompt
+    window: int = 32  # prompt tokens seen, counted back from the end of the prompt
+    message_slots: int = 32  # characters of the last message seen, counted from its start
     gen_slots: int = 8  # generated tokens seen by position
-    max_steps: int = 16  # steps with their own embedding, output bias and copy weights
-    infix_window: int = 10  # "digit, token, digit" patterns are looked for in this many last slots
-    infix_rows: int = 2048  # hashed embedding rows of those patterns
-    direct_steps: int = 4  # steps with their own direct pattern-to-logit weights (later steps share the last)
+    max_steps: int = 16  # steps with their own embedding, output bias and pointer positions
+    max_count: int = 12  # occurrence counts with their own row (more share the last)
+    bag_chars: int = 32  # distinct characters of the last message in the bag (the first ones)
+    bag_words: int = 16  # words of the last message in the bag (the first ones)
+    word_rows: int = 1024  # hashed word rows
+    length_range: int = 64  # values of (message length - step) with their own row
 
     @property
-    def num_infix(self) -> int:
-        return max(self.infix_window - 2, 0)
-
-    @property
-    def num_sparse(self) -> int:
-        return self.window + self.gen_slots + 2 + self.num_patterns
-
-    @property
-    def num_patterns(self) -> int:
-        """Hashed pattern features per position: sum and difference of each infix pattern, and
-        of the two digits nearest the end of the prompt."""
-        return 2 * self.num_infix + 2
+    def pointer_slots(self) -> int:
+        """Both views' slots plus the "copy nothing" slot (the last)."""
+        return self.window + self.message_slots + 1
 
     @property
     def num_dense(self) -> int:
-        return self.window + self.gen_slots
+        return self.window + self.message_slots + self.gen_slots
 
     @property
-    def feature_rows(self) -> int:
+    def offsets(self) -> dict[str, int]:
+        """First row of each sparse view in the input table, in order; "absent" is the one
+        always-zero row that pads the bags."""
         v = self.vocab_size
-        # ... + the hashed infix rows + one always-zero row for "no pattern here"
-        return self.window * v + self.gen_slots * v + self.max_steps + v + self.infix_rows + 1
+        sizes = {
+            "window": self.window * v,
+            "message": self.message_slots * v,
+            "generated": self.gen_slots * v,
+            "step": self.max_steps,
+            "previous": v,
+            "length": self.length_range,
+            "chars": v * self.max_count,
+            "words": self.word_rows,
+            "absent": 1,
+        }
+        out, at = {}, 0
+        for name, size in sizes.items():
+            out[name] = at
+            at += size
+        out["total"] = at
+        return out
 
     def to_dict(self) -> dict[str, int]:
-        return {
-            "vocab_size": self.vocab_size,
-            "hidden_size": self.hidden_size,
-            "window": self.window,
-            "gen_slots": self.gen_slots,
-            "max_steps": self.max_steps,
-            "infix_window": self.infix_window,
-            "infix_rows": self.infix_rows,
-            "direct_steps": self.direct_steps,
-        }
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+@dataclass
+class PromptView:
+    """What the model reads of one prompt, shared by every position generated after it."""
+
+    window: np.ndarray  # (window,) tokens, slot d = d places before the prompt's end
+    message: np.ndarray  # (message_slots,) the last message's first characters
+    message_length: int
+    bag: np.ndarray  # (bag_chars + bag_words,) rows of the character and word bags
 
 
 @dataclass
 class Features:
-    """Model inputs for N positions, each predicting one next token."""
+    """Model inputs for N positions, each predicting one next token, after P distinct prompts.
 
-    sparse: np.ndarray  # (N, num_sparse) int: rows of the input embedding table, summed
-    dense: np.ndarray  # (N, num_dense) float: digit values of window and generated slots
+    What depends on the prompt alone is kept once per prompt: a batch has many positions per
+    prompt (every token of every sample in a group), and this is most of the model's inputs.
+    """
+
+    prompt_of: np.ndarray  # (N,) int: the prompt each position follows
+    prompt_rows: np.ndarray  # (P, rows) int: input-table rows of the prompt's views, summed
+    prompt_dense: np.ndarray  # (P, window + message_slots) float: digit values of its slots
+    position_rows: np.ndarray  # (N, rows) int: input-table rows of the turn so far
+    position_dense: np.ndarray  # (N, gen_slots) float: digit values of the generated slots
     step: np.ndarray  # (N,) int: generation step, capped at max_steps - 1
-    window: np.ndarray  # (N, window) int: prompt tokens, slot d = d places before the prompt end
+    slots: np.ndarray  # (N, pointer_slots) int: token of each pointer slot (PAD for none)
+    used: np.ndarray  # (N, pointer_slots) float: 1 where the slot's token was emitted this turn
 
     def __len__(self) -> int:
         return int(self.step.shape[0])
@@ -114,9 +133,10 @@ class ForwardCache:
     features: Features
     pre: np.ndarray
     hidden: np.ndarray
-    copy_weights: np.ndarray  # C[step] per row, (N, window)
-    copy_values: np.ndarray  # M[window] per row, (N, window, V)
-    direct_index: np.ndarray  # rows of O read per position, (N, num_patterns); -1 where no pattern
+    attention: np.ndarray  # (N, pointer_slots) pointer weights
+    attended: np.ndarray  # (N, V) attention summed per token of the slots
+    copied: np.ndarray  # (N, V) attended @ M, before the pointer gain
+    pointer_gain: np.ndarray  # (N,) the step's pointer gain, with its fixed gain
     probs: np.ndarray
     temperature: float
 
@@ -134,18 +154,12 @@ class PolicyModel:
         allowed = np.zeros(shape.vocab_size, dtype=bool)
         allowed[tokenizer.generatable_ids()] = True
         self.allowed = allowed
-        v = shape.vocab_size
-        self._off_gen = shape.window * v
-        self._off_step = self._off_gen + shape.gen_slots * v
-        self._off_prev = self._off_step + shape.max_steps
-        self.absent_row = shape.feature_rows - 1
-        digit = np.full(shape.vocab_size, -1, dtype=np.int64)
-        for token, value in enumerate(tokenizer.digit_values):
-            if value is not None:
-                digit[token] = int(value)
-        self._digit = digit
-        self._digit_class = int(np.flatnonzero(digit == 0)[0])
-        self._off_infix = self._off_prev + v
+        self._offsets = shape.offsets
+        self.absent_row = self._offsets["absent"]
+        is_word_char = np.zeros(shape.vocab_size, dtype=bool)
+        for token in range(shape.vocab_size):
+            is_word_char[token] = tokenizer.token_text(token).isalnum() and token >= tokenizer.first_char_id
+        self._is_word_char = is_word_char
 
     @property
     def dtype(self) -> np.dtype:
@@ -161,38 +175,34 @@ class PolicyModel:
         hidden_size: int = 64,
         seed: int = 0,
         dtype: type = np.float32,
-        window: int = 16,
-        gen_slots: int = 8,
-        max_steps: int = 16,
-        infix_window: int = 10,
-        infix_rows: int = 2048,
-        direct_steps: int = 4,
-        copy_prior: float = 2.0,
-        end_prior: float = 3.0,
+        copy_prior: float = 4.0,
+        end_prior: float = 1.0,
         numeric_scale: float = 0.2,
+        **shape_fields: int,
     ) -> PolicyModel:
-        """A fresh policy. Its initial distribution prefers short answers built from the prompt's
-        characters (``copy_prior`` on the copy weights, ``end_prior`` on ending after the first
-        token): RL from scratch needs some answers that score before it can learn anything."""
-        shape = ModelShape(
-            tokenizer.vocab_size, hidden_size, window, gen_slots, max_steps, min(infix_window, window), infix_rows, direct_steps
-        )
+        """A fresh policy. Its initial distribution prefers answers built from the prompt's
+        characters (``copy_prior``, the pointer's gain) and not ending before the first token
+        (``end_prior``): RL from scratch needs some answers that score before it learns anything.
+        ``shape_fields`` override ``ModelShape``'s sizes."""
+        shape = ModelShape(tokenizer.vocab_size, hidden_size, **shape_fields)
         rng = np.random.default_rng(seed)
         v, h = shape.vocab_size, hidden_size
+        sparse_count = shape.window + shape.message_slots + shape.gen_slots + 3 + shape.bag_chars + shape.bag_words
         params: Params = {
-            "W_in": rng.normal(0.0, 1.0 / np.sqrt(shape.window + shape.gen_slots + 4), (shape.feature_rows, h)),
+            "W_in": rng.normal(0.0, 1.0 / np.sqrt(sparse_count), (shape.offsets["total"], h)),
             "U": rng.normal(0.0, numeric_scale, (shape.num_dense, h)),
             "b1": np.zeros(h),
             "W2": rng.normal(0.0, 0.1 / np.sqrt(h), (h, v)),
             "b2": np.zeros(v),
-            "B_step": np.zeros((max_steps, v)),
-            "C": np.full((max_steps, window), copy_prior),
+            "B_step": np.zeros((shape.max_steps, v)),
+            "P_pos": np.zeros((shape.max_steps, shape.pointer_slots)),
+            "P_key": np.zeros(v),
+            "P_used": np.zeros(1),
+            "P_gain": np.full(shape.max_steps, copy_prior),
             "M": np.eye(v),
-            "O": np.zeros((infix_rows * direct_steps, v)),  # no pattern has an opinion at first
         }
         params["B_step"][0, END] = -end_prior
-        params["B_step"][1:, END] = end_prior
-        params["W_in"][-1] = 0.0  # the no-pattern row
+        params["W_in"][shape.offsets["absent"]] = 0.0
         for key, gain in GAINS.items():
             params[key] = params[key] / gain
         return cls({k: np.ascontiguousarray(a, dtype=dtype) for k, a in params.items()}, shape, tokenizer)
@@ -201,107 +211,131 @@ class PolicyModel:
         """An independent snapshot (the policy server samples from one while the trainer steps)."""
         return PolicyModel({k: a.copy() for k, a in self.params.items()}, self.shape, self.tokenizer)
 
-    def with_params(self, params: Params) -> PolicyModel:
-        return PolicyModel(params, self.shape, self.tokenizer)
-
     # -- features -------------------------------------------------------------------------------
+
+    def prompt_view(self, prompt: Sequence[int]) -> PromptView:
+        s = self.shape
+        tokens = np.asarray(prompt, dtype=np.int64)
+        window = np.full(s.window, PAD, dtype=np.int64)
+        tail = tokens[-s.window :][::-1]
+        window[: len(tail)] = tail
+        # The last message: after the last role token before the final one (the generation
+        # prompt ends "role, content, end, assistant"), up to its end token.
+        roles = np.flatnonzero(np.isin(tokens[:-1], _ROLE_IDS))
+        start = roles[-1] + 1 if roles.size else 0
+        stop = len(tokens) - 1
+        while stop > start and tokens[stop - 1] in (END, *_ROLE_IDS):
+            stop -= 1
+        content = tokens[start:stop]
+        message = np.full(s.message_slots, PAD, dtype=np.int64)
+        message[: min(len(content), s.message_slots)] = content[: s.message_slots]
+        return PromptView(window, message, len(content), self._bag_rows(content))
+
+    def _bag_rows(self, content: np.ndarray) -> np.ndarray:
+        s, o = self.shape, self._offsets
+        chars, counts = np.unique(content, return_counts=True)
+        char_rows = o["chars"] + chars * s.max_count + np.minimum(counts, s.max_count) - 1
+        words: list[int] = []
+        key = 0
+        for token in [*content.tolist(), PAD]:
+            if self._is_word_char[token]:
+                key = (key * 131 + token) % (1 << 61)
+            elif key:
+                words.append(key)
+                key = 0
+        word_rows = o["words"] + _hash_rows(np.asarray(words[: s.bag_words], dtype=np.int64), s.word_rows)
+        bag = np.full(s.bag_chars + s.bag_words, self.absent_row, dtype=np.int64)
+        bag[: min(len(char_rows), s.bag_chars)] = char_rows[: s.bag_chars]
+        bag[s.bag_chars : s.bag_chars + len(word_rows)] = word_rows
+        return bag
 
     def features(self, prompts: Sequence[Sequence[int]], generated: Sequence[Sequence[int]]) -> Features:
         """Inputs for predicting the next token after ``prompts[i] + generated[i]`` for each i."""
-        s = self.shape
+        s, v = self.shape, self.shape.vocab_size
+        index: dict[tuple[int, ...], int] = {}
+        views: list[PromptView] = []
         n = len(prompts)
-        window = np.full((n, s.window), PAD, dtype=np.int64)
+        prompt_of = np.empty(n, dtype=np.int64)
         gen = np.full((n, s.gen_slots), PAD, dtype=np.int64)
         step = np.zeros(n, dtype=np.int64)
-        prev = np.zeros(n, dtype=np.int64)
+        prev = np.full(n, -1, dtype=np.int64)
+        emitted = np.zeros((n, v), dtype=bool)
         for i, (prompt, done) in enumerate(zip(prompts, generated)):
-            tail = prompt[-s.window :][::-1]
-            window[i, : len(tail)] = tail
+            key = tuple(prompt)
+            if key not in index:
+                index[key] = len(views)
+                views.append(self.prompt_view(prompt))
+            prompt_of[i] = index[key]
+            done = np.asarray(done, dtype=np.int64)
             head = done[: s.gen_slots]
             gen[i, : len(head)] = head
             step[i] = len(done)
-            prev[i] = done[-1] if len(done) else (prompt[-1] if len(prompt) else PAD)
-        return self._assemble(window, gen, step, prev)
+            if len(done):
+                prev[i] = done[-1]
+                emitted[i, done] = True
+        return self._assemble(views, prompt_of, gen, step, prev, emitted)
 
-    def features_for_samples(self, prompt: Sequence[int], generated: np.ndarray) -> Features:
-        """Inputs for n samples that share ``prompt`` and have each generated ``generated[i]``."""
+    def features_for_samples(self, view: PromptView, generated: np.ndarray) -> Features:
+        """Inputs for n samples that share one prompt (its ``view``) and have each generated
+        ``generated[i]`` (all of the same length)."""
         s = self.shape
         n, t = generated.shape
-        tail = np.full(s.window, PAD, dtype=np.int64)
-        recent = list(prompt[-s.window :])[::-1]
-        tail[: len(recent)] = recent
-        window = np.broadcast_to(tail, (n, s.window))
         gen = np.full((n, s.gen_slots), PAD, dtype=np.int64)
-        k = min(t, s.gen_slots)
-        gen[:, :k] = generated[:, :k]
-        step = np.full(n, t, dtype=np.int64)
-        if t:
-            prev = generated[:, -1].astype(np.int64)
-        else:
-            prev = np.full(n, prompt[-1] if len(prompt) else PAD, dtype=np.int64)
-        return self._assemble(np.ascontiguousarray(window), gen, step, prev)
+        gen[:, : min(t, s.gen_slots)] = generated[:, : s.gen_slots]
+        prev = generated[:, -1].astype(np.int64) if t else np.full(n, -1, dtype=np.int64)
+        emitted = np.zeros((n, s.vocab_size), dtype=bool)
+        np.put_along_axis(emitted, generated.astype(np.int64), True, axis=1)
+        prompt_of = np.zeros(n, dtype=np.int64)
+        return self._assemble([view], prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted)
 
-    def _assemble(self, window: np.ndarray, gen: np.ndarray, step: np.ndarray, prev: np.ndarray) -> Features:
-        s = self.shape
+    def _assemble(
+        self,
+        views: Sequence[PromptView],
+        prompt_of: np.ndarray,
+        gen: np.ndarray,
+        step: np.ndarray,
+        prev: np.ndarray,
+        emitted: np.ndarray,
+    ) -> Features:
+        """Features from the prompts' views and each position's turn so far (``prev`` -1 at the
+        first step: the prompt's last token is the previous one)."""
+        s, o = self.shape, self._offsets
         v = s.vocab_size
+        window = _stack([view.window for view in views], s.window)
+        message = _stack([view.message for view in views], s.message_slots)
+        bag = _stack([view.bag for view in views], s.bag_chars + s.bag_words)
+        length = np.asarray([view.message_length for view in views], dtype=np.int64)
+        prompt_rows = np.concatenate(
+            [window + o["window"] + np.arange(s.window) * v, message + o["message"] + np.arange(s.message_slots) * v, bag],
+            axis=1,
+        )
+        prompt_dense = self._digit_value[np.concatenate([window, message], axis=1)]
+        slots_p = np.concatenate([window, message, np.full((len(views), 1), PAD, dtype=np.int64)], axis=1)
+        prev = np.where(prev >= 0, prev, window[prompt_of, 0])
         capped = np.minimum(step, s.max_steps - 1)
-        # A digit's slot embedding is shared by all digits: its value reaches the hidden layer
-        # through the numeric and infix features only, so those (which generalise) are
-        # what the policy learns arithmetic with, rather than memorising digit combinations.
-        slot_tokens = np.where(self._digit[window] >= 0, self._digit_class, window)
-        sparse = np.concatenate(
+        remaining = np.clip(length[prompt_of] - step + 8, 0, s.length_range - 1)
+        position_rows = np.concatenate(
             [
-                slot_tokens + np.arange(s.window) * v,
-                gen + self._off_gen + np.arange(s.gen_slots) * v,
-                (capped + self._off_step)[:, None],
-                (prev + self._off_prev)[:, None],
-                self._infix_features(window),
+                gen + o["generated"] + np.arange(s.gen_slots) * v,
+                (capped + o["step"])[:, None],
+                (prev + o["previous"])[:, None],
+                (remaining + o["length"])[:, None],
             ],
             axis=1,
         )
-        dense = self._digit_value[np.concatenate([window, gen], axis=1)]
-        return Features(sparse=sparse, dense=dense, step=capped, window=window)
-
-    def _infix_features(self, window: np.ndarray) -> np.ndarray:
-        """Rows of (position, middle token, a + b) and (position, middle token, a - b) for each
-        slot i holding digit b, i + 1 any token, i + 2 digit a (the prompt reads "a ? b")."""
-        k = self.shape.num_infix
-        digits = self._digit[window[:, : k + 2]]
-        near, far, mid = digits[:, :k], digits[:, 2 : k + 2], window[:, 1 : k + 1]
-        both = (near >= 0) & (far >= 0)
-        key = (np.arange(k) * self.shape.vocab_size + mid) * 38
-        infix_sum = _hash_rows(key + far + near, self.shape.infix_rows) + self._off_infix
-        infix_diff = _hash_rows(key + 19 + far - near + 9, self.shape.infix_rows) + self._off_infix
-        return np.concatenate(
-            [
-                np.where(both, infix_sum, self.absent_row),
-                np.where(both, infix_diff, self.absent_row),
-                self._pair_features(window),
-            ],
-            axis=1,
+        slots = slots_p[prompt_of]
+        used = np.take_along_axis(emitted, slots, axis=1).astype(self.dtype)
+        used[:, -1] = 0.0
+        return Features(
+            prompt_of=prompt_of,
+            prompt_rows=prompt_rows,
+            prompt_dense=prompt_dense,
+            position_rows=position_rows,
+            position_dense=self._digit_value[gen],
+            step=capped,
+            slots=slots,
+            used=used,
         )
-
-    def _pair_features(self, window: np.ndarray) -> np.ndarray:
-        """Rows of (slots, token before the nearer digit, a + b) and (..., a - b) for the two digits
-        nearest the end of the prompt, b the nearer one and a the farther, wherever they are
-        ("at 2 goal 5": comparing them says which way to go; "7-9": the answer)."""
-        n, w = window.shape
-        digits = self._digit[window]
-        is_digit = digits >= 0
-        rows = np.arange(n)
-        near_slot = np.argmax(is_digit, axis=1)
-        has_near = is_digit[rows, near_slot]
-        rest = is_digit.copy()
-        rest[rows, near_slot] = False
-        far_slot = np.argmax(rest, axis=1)
-        both = has_near & rest[rows, far_slot]
-        near, far = digits[rows, near_slot], digits[rows, far_slot]
-        before = window[rows, np.minimum(near_slot + 1, w - 1)]  # the token read just before b
-        # a key space of its own, apart from the infix keys (which stay below num_infix * V * 38)
-        key = (((w + near_slot) * w + far_slot) * self.shape.vocab_size + before) * 38
-        pair_sum = _hash_rows(key + far + near, self.shape.infix_rows) + self._off_infix
-        pair_diff = _hash_rows(key + 19 + far - near + 9, self.shape.infix_rows) + self._off_infix
-        return np.stack([np.where(both, pair_sum, self.absent_row), np.where(both, pair_diff, self.absent_row)], axis=1)
 
     # -- forward / backward ---------------------------------------------------------------------
 
@@ -309,17 +343,16 @@ class PolicyModel:
         """Next-token probabilities at ``temperature`` (> 0) for every position in ``feats``;
         ``allowed`` (N, V), when given, masks each position's tokens further (constrained decoding)."""
         p = self.params
-        pre = p["W_in"][feats.sparse].sum(axis=1) + feats.dense @ p["U"] + p["b1"]
+        split = feats.prompt_dense.shape[1]
+        per_prompt = p["W_in"][feats.prompt_rows].sum(axis=1) + feats.prompt_dense @ p["U"][:split]
+        pre = per_prompt[feats.prompt_of] + p["W_in"][feats.position_rows].sum(axis=1) + feats.position_dense @ p["U"][split:] + p["b1"]
         hidden = np.maximum(pre, 0.0)
-        copy_weights = GAINS["C"] * p["C"][feats.step]
-        copy_values = GAINS["M"] * p["M"][feats.window]
+        attention = self._attention(feats)
+        attended = self._per_token(attention, feats.slots)
+        copied = attended @ (GAINS["M"] * p["M"])
+        pointer_gain = GAINS["P_gain"] * p["P_gain"][feats.step]
         logits = hidden @ p["W2"] + GAINS["b2"] * p["b2"] + GAINS["B_step"] * p["B_step"][feats.step]
-        logits += np.einsum("nk,nkv->nv", copy_weights, copy_values)
-        direct_index = self._direct_index(feats)
-        present = direct_index >= 0
-        if present.any():
-            rows, cols = np.nonzero(present)
-            np.add.at(logits, rows, GAINS["O"] * p["O"][direct_index[rows, cols]])
+        logits += pointer_gain[:, None] * copied
         logits = logits / temperature
         logits[:, ~self.allowed] = -np.inf
         if allowed is not None:
@@ -327,14 +360,24 @@ class PolicyModel:
         logits -= logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
         probs /= probs.sum(axis=1, keepdims=True)
-        return ForwardCache(feats, pre, hidden, copy_weights, copy_values, direct_index, probs, temperature)
+        return ForwardCache(feats, pre, hidden, attention, attended, copied, pointer_gain, probs, temperature)
 
-    def _direct_index(self, feats: Features) -> np.ndarray:
-        """Row of ``O`` for each infix pattern of each position (its step capped), -1 for none."""
-        s = self.shape
-        pattern = feats.sparse[:, feats.sparse.shape[1] - s.num_patterns :] - self._off_infix
-        step = np.minimum(feats.step, s.direct_steps - 1)[:, None]
-        return np.where(pattern < s.infix_rows, pattern * s.direct_steps + step, -1)
+    def _attention(self, feats: Features) -> np.ndarray:
+        """Pointer weights over the slots: position (per step) + token key + coverage; empty
+        slots get none, the "copy nothing" slot (PAD, last) is scored by position alone."""
+        p = self.params
+        scores = GAINS["P_pos"] * p["P_pos"][feats.step] + GAINS["P_used"] * p["P_used"][0] * feats.used
+        scores[:, :-1] += GAINS["P_key"] * p["P_key"][feats.slots[:, :-1]]
+        scores[:, :-1][feats.slots[:, :-1] == PAD] = -np.inf
+        scores -= scores.max(axis=1, keepdims=True)
+        weights = np.exp(scores)
+        return weights / weights.sum(axis=1, keepdims=True)
+
+    def _per_token(self, weights: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+        """(N, V): each row's ``weights`` summed per token of ``tokens`` (both (N, K))."""
+        n, v = tokens.shape[0], self.shape.vocab_size
+        flat = (tokens + np.arange(n)[:, None] * v).ravel()
+        return np.bincount(flat, weights=weights.ravel(), minlength=n * v).reshape(n, v).astype(weights.dtype, copy=False)
 
     def token_logprobs(
         self, feats: Features, targets: np.ndarray, temperature: float = 1.0, allowed: np.ndarray | None = None
@@ -351,7 +394,6 @@ class PolicyModel:
         """Gradient of ``sum_i dlogp[i] * log p(targets[i]) + entropy_weight[i] * H(p_i)`` with
         respect to every parameter (H the entropy of position i's next-token distribution)."""
         p = self.params
-        s = self.shape
         feats = cache.features
         n = len(targets)
         dlogits = -cache.probs * dlogp[:, None]
@@ -366,21 +408,29 @@ class PolicyModel:
         grads["W2"] = cache.hidden.T @ dlogits
         grads["b2"] = GAINS["b2"] * dlogits.sum(axis=0)
         grads["B_step"] = GAINS["B_step"] * _rows_sum(feats.step, dlogits, p["B_step"].shape)
-        # copy path: logits += sum_d C[step, d] * M[window_d]
-        dcopy_w = np.einsum("nkv,nv->nk", cache.copy_values, dlogits)
-        grads["C"] = GAINS["C"] * _rows_sum(feats.step, dcopy_w, p["C"].shape)
-        weighted = (cache.copy_weights[:, :, None] * dlogits[:, None, :]).reshape(-1, s.vocab_size)
-        grads["M"] = GAINS["M"] * _rows_sum(feats.window.ravel(), weighted, p["M"].shape)
-        present = cache.direct_index >= 0
-        rows, cols = np.nonzero(present)
-        grads["O"] = GAINS["O"] * _rows_sum(cache.direct_index[rows, cols], dlogits[rows], p["O"].shape)
+        # pointer: logits += gain[step] * sum_d a_d * M[slot_d]
+        grads["P_gain"] = GAINS["P_gain"] * _rows_sum(feats.step, (dlogits * cache.copied).sum(axis=1), p["P_gain"].shape)
+        dcopied = cache.pointer_gain[:, None] * dlogits
+        grads["M"] = GAINS["M"] * (cache.attended.T @ dcopied)
+        dattended = dcopied @ (GAINS["M"] * p["M"]).T  # (N, V): per token of the slots
+        dattention = np.take_along_axis(dattended, feats.slots, axis=1)
+        dscores = cache.attention * (dattention - (cache.attention * dattention).sum(axis=1, keepdims=True))
+        grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores, p["P_pos"].shape)
+        grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
+        grads["P_key"] = GAINS["P_key"] * _rows_sum(feats.slots[:, :-1].ravel(), dscores[:, :-1].ravel(), p["P_key"].shape)
         dhidden = dlogits @ p["W2"].T
         dpre = dhidden * (cache.pre > 0)
         grads["b1"] = dpre.sum(axis=0)
-        grads["U"] = feats.dense.T @ dpre
-        grads["W_in"] = _rows_sum(feats.sparse.ravel(), np.repeat(dpre, feats.sparse.shape[1], axis=0), p["W_in"].shape)
-        grads["W_in"][self.absent_row] = 0.0  # "no pattern here" contributes nothing, always
-        return grads
+        # positions after the same prompt share its rows: sum their gradients first
+        dprompt = _rows_sum(feats.prompt_of, dpre, (feats.prompt_rows.shape[0], dpre.shape[1]))
+        grads["U"] = np.concatenate([feats.prompt_dense.T @ dprompt, feats.position_dense.T @ dpre])
+        rows = np.concatenate([feats.prompt_rows.ravel(), feats.position_rows.ravel()])
+        values = np.concatenate(
+            [np.repeat(dprompt, feats.prompt_rows.shape[1], axis=0), np.repeat(dpre, feats.position_rows.shape[1], axis=0)]
+        )
+        grads["W_in"] = _rows_sum(rows, values, p["W_in"].shape)
+        grads["W_in"][self.absent_row] = 0.0  # padding of the bags contributes nothing, always
+        return {k: g.astype(p[k].dtype, copy=False) for k, g in grads.items()}
 
     # -- scoring whole sequences ---------------------------------------------------------------
 
@@ -390,6 +440,10 @@ class PolicyModel:
         generated = [completion[:i] for i in range(len(completion))]
         logp, _ = self.token_logprobs(self.features(prompts, generated), np.asarray(completion, dtype=np.int64), temperature)
         return logp
+
+
+def _stack(rows: list[np.ndarray], width: int) -> np.ndarray:
+    return np.stack(rows) if rows else np.zeros((0, width), dtype=np.int64)
 
 
 def _hash_rows(keys: np.ndarray, rows: int) -> np.ndarray:
@@ -437,6 +491,7 @@ def generate(
     log-probability 0.
     """
     tok = model.tokenizer
+    view = model.prompt_view(prompt)
     tokens = np.zeros((n, 0), dtype=np.int64)
     logps = np.zeros((n, 0))
     active = np.ones(n, dtype=bool)
@@ -446,7 +501,7 @@ def generate(
         rows = np.flatnonzero(active)
         if rows.size == 0:
             break
-        feats = model.features_for_samples(prompt, tokens[rows])
+        feats = model.features_for_samples(view, tokens[rows])
         allowed = None
         if constraint is not None:
             # every row so far followed the trie, so each has a mask
