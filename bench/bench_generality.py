@@ -10,7 +10,8 @@ server starts one (a control plane selects the task, makes no edits, and starts 
 run document on the local profile), so the environment's defaults and the local trainer's
 defaults are what is measured. The script prints each task's held-out curve (train and eval
 percent correct per evaluation, with the wall time since the run started), the first time the
-eval reached 0.9, and a summary against the aim: eval >= 0.9 within 180 s.
+eval reached 0.9, and a summary against the aim: eval >= 0.9 within 180 s. ``--set FIELD=VALUE``
+edits every task's config (for exploring; the suite's figures are with none).
 
 Runs still going when the script exits (timeout, Ctrl-C, error) are stopped.
 """
@@ -27,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 HERE = Path(__file__).resolve().parent
 TASKS = ("uppercase", "pick_largest", "sort_letters", "count_letter", "parity", "sentiment", "guess_number")
@@ -71,12 +74,14 @@ def fmt(value: Any, width: int = 7) -> str:
     return f"{value:>{width}.3f}" if isinstance(value, (int, float)) else f"{'-':>{width}}"
 
 
-def run_task(name: str, state: Path, timeout: float, started_runs: list[str]) -> dict[str, Any]:
+def run_task(name: str, state: Path, timeout: float, started_runs: list[str], edits: dict[str, str]) -> dict[str, Any]:
     from hermes_rl_mcp.core.control import ControlPlane
     from hermes_rl_mcp.runs import TERMINAL_STATES, check_status, get_results, start_run
 
     plane = ControlPlane(state_dir=state)
     plane.select_environment(name)
+    for field, value in edits.items():
+        plane.edit_config(field, yaml.safe_load(value))
     document = plane.run_document().to_data()
     began = time.time()
     started = start_run(document, state=state)
@@ -115,7 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("tasks", nargs="*", metavar="TASK", help=f"tasks to run (default: all of {', '.join(TASKS)})")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds before a run is stopped (default 300)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary state directory")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="FIELD=VALUE", help="a config edit for every task (default: none)"
+    )
     args = parser.parse_args(argv)
+    edits = dict(item.split("=", 1) for item in args.set)
     unknown = [name for name in args.tasks if name not in TASKS]
     if unknown:
         parser.error(f"unknown task(s) {', '.join(unknown)}; valid: {', '.join(TASKS)}")
@@ -130,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes: list[dict[str, Any]] = []
     try:
         for name in args.tasks or TASKS:
-            outcomes.append(run_task(name, state, args.timeout, started_runs))
+            outcomes.append(run_task(name, state, args.timeout, started_runs, edits))
     finally:
         from hermes_rl_mcp.runs import stop_run
 

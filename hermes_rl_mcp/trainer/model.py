@@ -15,10 +15,11 @@ views of its context, each a bias that helps short text tasks in general:
   and the last message's length minus the step (answers whose length follows the input's);
 * **a pointer over the prompt**: attention over the slots of both views (and a "copy nothing"
   slot) by position (per step), by content (a learned key per token) and by coverage (whether
-  the slot's token was already emitted this turn). The attended tokens' rows of ``M`` (a
-  token-to-token map that starts as the identity) are added to the logits, so "emit the k-th
-  character", "emit the largest digit", "emit the next unused letter" or "emit this letter in
-  capitals" is a few weights to learn.
+  the slot's token was already emitted this turn). Each token's probability is multiplied by a
+  power of its attention mass (plus a floor), and the attended tokens' rows of ``M`` (a learned
+  token-to-token map, zero at first) are added to the logits, so "emit the k-th character",
+  "emit the largest digit", "emit the next unused letter" or "emit the token this one maps to"
+  is a few weights to learn.
 
 The sparse views are summed into one ReLU hidden layer (an embedding bag: a linear layer on
 one-hot inputs) that produces generation logits; a per-step output bias learns answer lengths.
@@ -43,6 +44,11 @@ Params = dict[str, np.ndarray]
 # parameter by about the learning rate per step whatever its gradient's scale, so without the
 # gain an output bias or a pointer weight would need thousands of steps to move a logit by a few
 # nats; with it, a few hundred steps at the default learning rate suffice.
+# The pointer multiplies each token's probability by (COPY_FLOOR + its attention mass) ** gain:
+# bounded whatever the gain learns (a token with all the attention gains log(1 / COPY_FLOOR) nats
+# over one the prompt lacks), and from the start a prompt's characters are an order of magnitude
+# likelier than others, whatever the number of slots the attention spreads over.
+COPY_FLOOR = 0.003
 GAINS = {"b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_gain": 10.0, "M": 4.0}
 _ROLE_IDS = np.asarray(sorted(ROLE_TOKENS.values()), dtype=np.int64)
 
@@ -135,7 +141,7 @@ class ForwardCache:
     hidden: np.ndarray
     attention: np.ndarray  # (N, pointer_slots) pointer weights
     attended: np.ndarray  # (N, V) attention summed per token of the slots
-    copied: np.ndarray  # (N, V) attended @ M, before the pointer gain
+    gate: np.ndarray  # (N, V) log(COPY_FLOOR + attended)
     pointer_gain: np.ndarray  # (N,) the step's pointer gain, with its fixed gain
     probs: np.ndarray
     temperature: float
@@ -175,7 +181,7 @@ class PolicyModel:
         hidden_size: int = 64,
         seed: int = 0,
         dtype: type = np.float32,
-        copy_prior: float = 4.0,
+        copy_prior: float = 1.0,
         end_prior: float = 1.0,
         numeric_scale: float = 0.2,
         **shape_fields: int,
@@ -199,7 +205,7 @@ class PolicyModel:
             "P_key": np.zeros(v),
             "P_used": np.zeros(1),
             "P_gain": np.full(shape.max_steps, copy_prior),
-            "M": np.eye(v),
+            "M": np.zeros((v, v)),  # what an attended token adds to other tokens' logits
         }
         params["B_step"][0, END] = -end_prior
         params["W_in"][shape.offsets["absent"]] = 0.0
@@ -349,10 +355,10 @@ class PolicyModel:
         hidden = np.maximum(pre, 0.0)
         attention = self._attention(feats)
         attended = self._per_token(attention, feats.slots)
-        copied = attended @ (GAINS["M"] * p["M"])
+        gate = np.log(COPY_FLOOR + attended)
         pointer_gain = GAINS["P_gain"] * p["P_gain"][feats.step]
         logits = hidden @ p["W2"] + GAINS["b2"] * p["b2"] + GAINS["B_step"] * p["B_step"][feats.step]
-        logits += pointer_gain[:, None] * copied
+        logits += pointer_gain[:, None] * gate + attended @ (GAINS["M"] * p["M"])
         logits = logits / temperature
         logits[:, ~self.allowed] = -np.inf
         if allowed is not None:
@@ -360,7 +366,7 @@ class PolicyModel:
         logits -= logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
         probs /= probs.sum(axis=1, keepdims=True)
-        return ForwardCache(feats, pre, hidden, attention, attended, copied, pointer_gain, probs, temperature)
+        return ForwardCache(feats, pre, hidden, attention, attended, gate, pointer_gain, probs, temperature)
 
     def _attention(self, feats: Features) -> np.ndarray:
         """Pointer weights over the slots: position (per step) + token key + coverage; empty
@@ -408,11 +414,11 @@ class PolicyModel:
         grads["W2"] = cache.hidden.T @ dlogits
         grads["b2"] = GAINS["b2"] * dlogits.sum(axis=0)
         grads["B_step"] = GAINS["B_step"] * _rows_sum(feats.step, dlogits, p["B_step"].shape)
-        # pointer: logits += gain[step] * sum_d a_d * M[slot_d]
-        grads["P_gain"] = GAINS["P_gain"] * _rows_sum(feats.step, (dlogits * cache.copied).sum(axis=1), p["P_gain"].shape)
-        dcopied = cache.pointer_gain[:, None] * dlogits
-        grads["M"] = GAINS["M"] * (cache.attended.T @ dcopied)
-        dattended = dcopied @ (GAINS["M"] * p["M"]).T  # (N, V): per token of the slots
+        # pointer: logits += gain[step] * log(COPY_FLOOR + attended) + attended @ M
+        grads["P_gain"] = GAINS["P_gain"] * _rows_sum(feats.step, (dlogits * cache.gate).sum(axis=1), p["P_gain"].shape)
+        grads["M"] = GAINS["M"] * (cache.attended.T @ dlogits)
+        dattended = cache.pointer_gain[:, None] * dlogits / (COPY_FLOOR + cache.attended)
+        dattended += dlogits @ (GAINS["M"] * p["M"]).T  # (N, V): per token of the slots
         dattention = np.take_along_axis(dattended, feats.slots, axis=1)
         dscores = cache.attention * (dattention - (cache.attention * dattention).sum(axis=1, keepdims=True))
         grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores, p["P_pos"].shape)
