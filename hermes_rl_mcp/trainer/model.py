@@ -182,13 +182,16 @@ class PolicyModel:
         seed: int = 0,
         dtype: type = np.float32,
         copy_prior: float = 1.0,
-        end_prior: float = 1.0,
+        end_prior: float = 2.0,
+        recency_slope: float = 0.15,
         numeric_scale: float = 0.2,
         **shape_fields: int,
     ) -> PolicyModel:
         """A fresh policy. Its initial distribution prefers answers built from the prompt's
-        characters (``copy_prior``, the pointer's gain) and not ending before the first token
-        (``end_prior``): RL from scratch needs some answers that score before it learns anything.
+        characters (``copy_prior``, the pointer's gain) and short answers (``end_prior``: not
+        ending before the first token, ending after any other): RL from scratch needs some
+        answers that score before it learns anything, and short ones are the likeliest to.
+        ``recency_slope`` is the pointer's initial preference for the prompt's last tokens.
         ``shape_fields`` override ``ModelShape``'s sizes."""
         shape = ModelShape(tokenizer.vocab_size, hidden_size, **shape_fields)
         rng = np.random.default_rng(seed)
@@ -207,7 +210,12 @@ class PolicyModel:
             "P_gain": np.full(shape.max_steps, copy_prior),
             "M": np.zeros((v, v)),  # what an attended token adds to other tokens' logits
         }
+        # A recency prior, as in ALiBi: the pointer starts out favouring the prompt's last
+        # tokens, falling off linearly with distance; the message-start view starts below them.
+        distance = np.concatenate([np.arange(shape.window), np.full(shape.message_slots, shape.window / 2), [0.0]])
+        params["P_pos"][:] = -recency_slope * distance
         params["B_step"][0, END] = -end_prior
+        params["B_step"][1:, END] = end_prior
         params["W_in"][shape.offsets["absent"]] = 0.0
         for key, gain in GAINS.items():
             params[key] = params[key] / gain
