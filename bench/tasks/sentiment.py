@@ -50,7 +50,7 @@ class SentimentEnv(BaseEnv):
 
     @classmethod
     def config_init(cls) -> tuple[BaseEnvConfig, list[APIServerConfig]]:
-        config = BaseEnvConfig(group_size=8, batch_size=64, total_steps=200, steps_per_eval=25, max_token_length=64, use_wandb=False)
+        config = BaseEnvConfig(group_size=8, batch_size=64, total_steps=200, steps_per_eval=25, max_token_length=128, use_wandb=False)
         return config, [APIServerConfig(model_name="policy", base_url="http://127.0.0.1:8001/v1", api_key="x")]
 
     async def setup(self) -> None:
