@@ -109,7 +109,7 @@ class NavigationEnv(BaseEnv):
             # settles the held-out pairs' greedy walks.
             total_steps=80,
             steps_per_eval=10,
-            max_token_length=256,
+            max_token_length=512,  # eight turns of the observation sentence and a reply
             max_batches_offpolicy=2,
             use_wandb=True,
             wandb_name="navigation",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import time
@@ -135,7 +136,8 @@ def test_process_multi_turn_masks_only_assistant_tokens_and_scores_discounted_re
                     assert masks[span] == [-100] * len(content)
                     text = decode(content)
                     if start_goal is None:
-                        start_goal = (int(text.split()[1]), int(text.split()[3]))
+                        position_text, goal_text = re.findall(r"\d+", text)
+                        start_goal = (int(position_text), int(goal_text))
                 assert masks[position] == -100  # role token
                 position = span.stop
             assert start_goal in train
