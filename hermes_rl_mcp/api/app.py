@@ -130,15 +130,25 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> TrajectoryApi:
-    """A fresh trajectory API; ``app.state.trajectory`` is its :class:`TrajectoryState`."""
-    state = TrajectoryState()
+class _Body:
+    """Reads a request's body within the size limit, decoding any content encoding."""
 
-    async def body_of(request: Request) -> bytes:
-        return decode_content(await request.body(), request.headers.get("content-encoding"), max_body_bytes)
+    def __init__(self, max_body_bytes: int) -> None:
+        self.max_body_bytes = max_body_bytes
 
-    async def model_from(request: Request, model: type[BaseModel]) -> Any:
-        return _model(model, parse_json(await body_of(request)))
+    async def bytes_of(self, request: Request) -> bytes:
+        return decode_content(await request.body(), request.headers.get("content-encoding"), self.max_body_bytes)
+
+    async def model_of(self, request: Request, model: type[BaseModel]) -> Any:
+        return _model(model, parse_json(await self.bytes_of(request)))
+
+
+# -- Routes, grouped by what they serve -----------------------------------------------------
+
+
+def _info_routes(state: TrajectoryState) -> list[Route]:
+    """What the server is and what the trainer registered: ``/``, ``/health``, ``/info``,
+    ``/wandb_info``."""
 
     async def root(request: Request) -> Response:
         return _json({"message": "hermes-rl-mcp trajectory API (Atropos protocol)"})
@@ -146,8 +156,31 @@ def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> TrajectoryApi:
     async def health(request: Request) -> Response:
         return _json({"status": "ok", "current_step": state.step})
 
+    async def wandb_info(request: Request) -> Response:
+        registration = state.registration
+        if registration is None:
+            return _json({"group": None, "project": None})
+        return _json({"group": registration.wandb_group, "project": registration.wandb_project})
+
+    async def info(request: Request) -> Response:
+        registration = state.registration
+        if registration is None:
+            return _json({"batch_size": -1, "max_token_len": -1})
+        return _json({"batch_size": registration.batch_size, "max_token_len": registration.max_token_len})
+
+    return [
+        Route("/", _guarded(root), methods=["GET"]),
+        Route("/health", _guarded(health), methods=["GET"]),
+        Route("/wandb_info", _guarded(wandb_info), methods=["GET"]),
+        Route("/info", _guarded(info), methods=["GET"]),
+    ]
+
+
+def _trainer_routes(state: TrajectoryState, body: _Body) -> list[Route]:
+    """The trainer's side: ``/register``, ``/batch``, ``/reset_data``."""
+
     async def register(request: Request) -> Response:
-        registration: Registration = await model_from(request, Registration)
+        registration: Registration = await body.model_of(request, Registration)
         previous = state.registration
         requester, replaced = state.register_trainer(registration)
         if previous is not None:
@@ -163,8 +196,50 @@ def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> TrajectoryApi:
         )
         return _json({"uuid": requester, "reregistered": replaced})
 
+    async def batch(request: Request) -> Response:
+        return Response(_batch_reply(state), media_type=_JSON)
+
+    async def reset_data(request: Request) -> Response:
+        state.reset()
+        logger.info("state reset: trainer, environments, queue and step counter cleared")
+        return PlainTextResponse("Reset successful")
+
+    return [
+        Route("/register", _guarded(register), methods=["POST"]),
+        Route("/batch", _guarded(batch), methods=["GET"]),
+        Route("/reset_data", _guarded(reset_data), methods=["GET", "POST"]),
+    ]
+
+
+def _batch_reply(state: TrajectoryState) -> bytes:
+    """The body of ``GET /batch``: the next batch, ``null`` when none is ready, or an error
+    before any trainer registered."""
+    if state.registration is None:
+        return json.dumps(
+            {"status": "error", "message": "Trainer not registered. Call /register first.", "batch": None},
+            separators=(",", ":"),
+        ).encode()
+    formed = state.next_batch()
+    if formed is None:
+        return b'{"batch":null}'
+    logger.info(
+        "step %d: delivered %d sequences in %d groups; %d groups still queued",
+        formed.step, formed.sequences, len(formed.groups), state.queued_groups,
+    )
+    # One copy of the groups' texts into the reply (a batch is several MB).
+    parts: list[bytes | memoryview] = [b'{"batch":[']
+    for group in formed.groups:
+        parts.extend(group.parts)
+        parts.append(b",")
+    parts[-1] = b"]}"
+    return b"".join(parts)
+
+
+def _environment_routes(state: TrajectoryState, body: _Body) -> list[Route]:
+    """Environments joining and leaving: ``/register-env``, ``/disconnect-env``."""
+
     async def register_env(request: Request) -> Response:
-        request_env: RegisterEnv = await model_from(request, RegisterEnv)
+        request_env: RegisterEnv = await body.model_of(request, RegisterEnv)
         record = state.register_env(request_env)
         if record is None:
             return _json({"status": "wait for trainer to start"})
@@ -187,7 +262,7 @@ def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> TrajectoryApi:
         )
 
     async def disconnect_env(request: Request) -> Response:
-        ident: EnvIdentifier = await model_from(request, EnvIdentifier)
+        ident: EnvIdentifier = await body.model_of(request, EnvIdentifier)
         try:
             state.disconnect_env(ident.env_id)
         except WireError as exc:
@@ -195,51 +270,23 @@ def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> TrajectoryApi:
         logger.info("env %d disconnected", ident.env_id)
         return _json({"status": "success"})
 
-    async def wandb_info(request: Request) -> Response:
-        registration = state.registration
-        if registration is None:
-            return _json({"group": None, "project": None})
-        return _json({"group": registration.wandb_group, "project": registration.wandb_project})
+    return [
+        Route("/register-env", _guarded(register_env), methods=["POST"]),
+        Route("/disconnect-env", _guarded(disconnect_env), methods=["POST"]),
+    ]
 
-    async def info(request: Request) -> Response:
-        registration = state.registration
-        if registration is None:
-            return _json({"batch_size": -1, "max_token_len": -1})
-        return _json({"batch_size": registration.batch_size, "max_token_len": registration.max_token_len})
 
-    async def batch(request: Request) -> Response:
-        if state.registration is None:
-            return _json(
-                {"status": "error", "message": "Trainer not registered. Call /register first.", "batch": None}
-            )
-        formed = state.next_batch()
-        if formed is None:
-            return Response(b'{"batch":null}', media_type=_JSON)
-        logger.info(
-            "step %d: delivered %d sequences in %d groups; %d groups still queued",
-            formed.step, formed.sequences, len(formed.groups), state.queued_groups,
-        )
-        # One copy of the groups' texts into the reply (a batch is several MB).
-        parts: list[bytes | memoryview] = [b'{"batch":[']
-        for group in formed.groups:
-            parts.extend(group.parts)
-            parts.append(b",")
-        parts[-1] = b"]}"
-        return Response(b"".join(parts), media_type=_JSON)
-
-    async def latest_example(request: Request) -> Response:
-        return Response(state.latest.raw if state.latest else EMPTY_EXAMPLE, media_type=_JSON)
+def _scored_data_routes(state: TrajectoryState, body: _Body) -> list[Route]:
+    """Environments sending scored groups: ``/scored_data``, ``/scored_data_list``,
+    ``/latest_example``."""
 
     async def scored_data(request: Request) -> Response:
-        group = parse_scored_group(await body_of(request))
+        group = parse_scored_group(await body.bytes_of(request))
         state.check_groups([group])
-        result = state.add_group(group)
-        if result.buffered:
-            return _json({"status": "buffered", "buffer_size": result.buffer_size})
-        return Response(b'{"status":"received"}', media_type=_JSON)
+        return Response(_queued_reply(state, group), media_type=_JSON)
 
     async def scored_data_list(request: Request) -> Response:
-        groups = parse_scored_group_list(await body_of(request))
+        groups = parse_scored_group_list(await body.bytes_of(request))
         state.check_groups(groups, where="body")
         buffered = 0
         last_buffer_size: int | None = None
@@ -254,6 +301,27 @@ def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> TrajectoryApi:
             response["last_buffer_size"] = last_buffer_size
         return _json(response)
 
+    async def latest_example(request: Request) -> Response:
+        return Response(state.latest.raw if state.latest else EMPTY_EXAMPLE, media_type=_JSON)
+
+    return [
+        Route("/scored_data", _guarded(scored_data), methods=["POST"]),
+        Route("/scored_data_list", _guarded(scored_data_list), methods=["POST"]),
+        Route("/latest_example", _guarded(latest_example), methods=["GET"]),
+    ]
+
+
+def _queued_reply(state: TrajectoryState, group: Any) -> bytes:
+    """Queues one checked group; the body of the ``/scored_data`` reply."""
+    result = state.add_group(group)
+    if result.buffered:
+        return json.dumps({"status": "buffered", "buffer_size": result.buffer_size}, separators=(",", ":")).encode()
+    return b'{"status":"received"}'
+
+
+def _status_routes(state: TrajectoryState, body: _Body) -> list[Route]:
+    """Queue figures for environments pacing themselves: ``/status``, ``/status-env``."""
+
     async def status(request: Request) -> Response:
         return _json({"current_step": state.step, "queue_size": state.queued_groups})
 
@@ -265,89 +333,33 @@ def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> TrajectoryApi:
             except ValueError:
                 raise WireError(422, f"query parameter env_id must be an integer, got {raw_id!r}") from None
         else:
-            body = await body_of(request)
-            if not body.strip():
+            request_body = await body.bytes_of(request)
+            if not request_body.strip():
                 raise WireError(422, 'env_id is missing: pass ?env_id=N or a JSON body {"env_id": N}')
-            env_id = _model(EnvIdentifier, parse_json(body)).env_id
+            env_id = _model(EnvIdentifier, parse_json(request_body)).env_id
         return _json(state.status_env(env_id))
 
-    async def reset_data(request: Request) -> Response:
-        state.reset()
-        logger.info("state reset: trainer, environments, queue and step counter cleared")
-        return PlainTextResponse("Reset successful")
-
-    def guarded(handler: Any) -> Any:
-        async def endpoint(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except WireError as exc:
-                logger.warning("%s %s -> %d: %s", request.method, request.url.path, exc.status, exc.reason)
-                return _error(exc)
-
-        return endpoint
-
-    # -- hot endpoints as plain ASGI (see TrajectoryApi) ------------------------------------
-
-    def refused(scope: Scope, exc: WireError) -> bytes:
-        logger.warning("%s %s -> %d: %s", scope["method"], scope["path"], exc.status, exc.reason)
-        return json.dumps({"detail": exc.reason}, separators=(",", ":")).encode()
-
-    async def raw_scored_data(scope: Scope, receive: Receive, send: Send) -> None:
-        body = await _read_body(receive)
-        if body is None:
-            return
-        try:
-            group = parse_scored_group(decode_content(body, _header(scope, b"content-encoding"), max_body_bytes))
-            state.check_groups([group])
-        except WireError as exc:
-            await _send_json(send, refused(scope, exc), exc.status)
-            return
-        result = state.add_group(group)
-        if result.buffered:
-            reply = json.dumps({"status": "buffered", "buffer_size": result.buffer_size}, separators=(",", ":"))
-            await _send_json(send, reply.encode())
-        else:
-            await _send_json(send, b'{"status":"received"}')
-
-    async def raw_batch(scope: Scope, receive: Receive, send: Send) -> None:
-        response = await batch(None)  # type: ignore[arg-type]  # batch() never reads the request
-        await _send_json(send, bytes(response.body))
-
-    async def raw_status_env(scope: Scope, receive: Receive, send: Send) -> None:
-        match = _QUERY_ENV_ID.fullmatch(scope["query_string"])
-        if match is None:  # a body, another query layout, a bad id: the full handler explains
-            await app_router(scope, receive, send)
-            return
-        try:
-            reply = state.status_env(int(match.group(1)))
-        except WireError as exc:
-            await _send_json(send, refused(scope, exc), exc.status)
-            return
-        await _send_json(send, json.dumps(reply, separators=(",", ":")).encode())
-
-    hot: dict[tuple[str, str], RawHandler] = {
-        ("POST", "/scored_data"): raw_scored_data,
-        ("GET", "/batch"): raw_batch,
-        ("GET", "/status-env"): raw_status_env,
-    }
-
-    get, post = ["GET"], ["POST"]
-    routes = [
-        Route("/", guarded(root), methods=get),
-        Route("/health", guarded(health), methods=get),
-        Route("/register", guarded(register), methods=post),
-        Route("/register-env", guarded(register_env), methods=post),
-        Route("/disconnect-env", guarded(disconnect_env), methods=post),
-        Route("/wandb_info", guarded(wandb_info), methods=get),
-        Route("/info", guarded(info), methods=get),
-        Route("/batch", guarded(batch), methods=get),
-        Route("/latest_example", guarded(latest_example), methods=get),
-        Route("/scored_data", guarded(scored_data), methods=post),
-        Route("/scored_data_list", guarded(scored_data_list), methods=post),
-        Route("/status", guarded(status), methods=get),
-        Route("/status-env", guarded(status_env), methods=["GET", "POST"]),
-        Route("/reset_data", guarded(reset_data), methods=["GET", "POST"]),
+    return [
+        Route("/status", _guarded(status), methods=["GET"]),
+        Route("/status-env", _guarded(status_env), methods=["GET", "POST"]),
     ]
+
+
+def _guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """The handler, with a refused request logged and answered as ``{"detail": reason}``."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except WireError as exc:
+            logger.warning("%s %s -> %d: %s", request.method, request.url.path, exc.status, exc.reason)
+            return _error(exc)
+
+    return endpoint
+
+
+def _http_error_handler(routes: list[Route]) -> Callable[[Request, Exception], Awaitable[Response]]:
+    """Answers an unknown path or method with what exists instead."""
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -361,10 +373,74 @@ def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> TrajectoryApi:
         response.headers.update(exc.headers or {})
         return response
 
-    app = TrajectoryApi(routes=routes, exception_handlers={HTTPException: http_error}, hot=hot)
-    app.state.trajectory = state
+    return http_error
 
-    async def app_router(scope: Scope, receive: Receive, send: Send) -> None:
+
+# -- Hot endpoints as plain ASGI (see TrajectoryApi) ----------------------------------------
+
+
+def _refused(scope: Scope, exc: WireError) -> bytes:
+    logger.warning("%s %s -> %d: %s", scope["method"], scope["path"], exc.status, exc.reason)
+    return json.dumps({"detail": exc.reason}, separators=(",", ":")).encode()
+
+
+def _hot_handlers(state: TrajectoryState, max_body_bytes: int, routed: RawHandler) -> dict[tuple[str, str], RawHandler]:
+    """Plain-ASGI forms of the three busiest endpoints; ``routed`` serves any request through
+    the Starlette routes (for the forms the fast path does not recognise)."""
+
+    async def raw_scored_data(scope: Scope, receive: Receive, send: Send) -> None:
+        body = await _read_body(receive)
+        if body is None:
+            return
+        try:
+            group = parse_scored_group(decode_content(body, _header(scope, b"content-encoding"), max_body_bytes))
+            state.check_groups([group])
+        except WireError as exc:
+            await _send_json(send, _refused(scope, exc), exc.status)
+            return
+        await _send_json(send, _queued_reply(state, group))
+
+    async def raw_batch(scope: Scope, receive: Receive, send: Send) -> None:
+        await _send_json(send, _batch_reply(state))
+
+    async def raw_status_env(scope: Scope, receive: Receive, send: Send) -> None:
+        match = _QUERY_ENV_ID.fullmatch(scope["query_string"])
+        if match is None:  # a body, another query layout, a bad id: the full handler explains
+            await routed(scope, receive, send)
+            return
+        try:
+            reply = state.status_env(int(match.group(1)))
+        except WireError as exc:
+            await _send_json(send, _refused(scope, exc), exc.status)
+            return
+        await _send_json(send, json.dumps(reply, separators=(",", ":")).encode())
+
+    return {
+        ("POST", "/scored_data"): raw_scored_data,
+        ("GET", "/batch"): raw_batch,
+        ("GET", "/status-env"): raw_status_env,
+    }
+
+
+def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> TrajectoryApi:
+    """A fresh trajectory API; ``app.state.trajectory`` is its :class:`TrajectoryState`."""
+    state = TrajectoryState()
+    body = _Body(max_body_bytes)
+    routes = [
+        *_info_routes(state),
+        *_trainer_routes(state, body),
+        *_environment_routes(state, body),
+        *_scored_data_routes(state, body),
+        *_status_routes(state, body),
+    ]
+
+    async def routed(scope: Scope, receive: Receive, send: Send) -> None:
         await Starlette.__call__(app, scope, receive, send)
 
+    app = TrajectoryApi(
+        routes=routes,
+        exception_handlers={HTTPException: _http_error_handler(routes)},
+        hot=_hot_handlers(state, max_body_bytes, routed),
+    )
+    app.state.trajectory = state
     return app

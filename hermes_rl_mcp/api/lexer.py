@@ -17,45 +17,46 @@ import numpy as np
 
 # Character classes, numbered so that the groups tested below are contiguous ranges: number
 # characters 1..6, then "," "[" and whitespace (what may precede a number) 7..9, then "]".
-_BAD, _D, _Z, _M, _P, _E, _S, _C, _O, _W, _X = range(11)  # D 1-9, Z 0, M -, P ., E e/E, S +, W space
+_BAD, _DIGIT, _ZERO, _MINUS, _POINT, _EXPONENT, _PLUS, _COMMA, _OPEN, _SPACE, _CLOSE = range(11)
+# _DIGIT is 1-9, _EXPONENT "e" or "E", _OPEN "[", _CLOSE "]", _SPACE any JSON whitespace.
 
 
 def _class_table() -> bytes:
     table = bytearray(256)  # everything else is _BAD
-    for char, cls in (("-", _M), (",", _C), ("[", _O), ("]", _X), (".", _P), ("+", _S), ("0", _Z)):
+    for char, cls in (("-", _MINUS), (",", _COMMA), ("[", _OPEN), ("]", _CLOSE), (".", _POINT), ("+", _PLUS), ("0", _ZERO)):
         table[ord(char)] = cls
     for char in "123456789":
-        table[ord(char)] = _D
+        table[ord(char)] = _DIGIT
     for char in "eE":
-        table[ord(char)] = _E
+        table[ord(char)] = _EXPONENT
     for char in " \t\n\r":
-        table[ord(char)] = _W
+        table[ord(char)] = _SPACE
     return bytes(table)
 
 
 _CLASS = _class_table()
 
 _INT_PAIRS = {
-    _O: (_O, _X, _D, _Z, _M),
-    _D: (_D, _Z, _C, _X),
-    _Z: (_D, _Z, _C, _X),  # a leading zero followed by a digit is refused separately
-    _M: (_D, _Z),
-    _C: (_D, _Z, _M, _O, _W),
-    _W: (_D, _Z, _M, _O),  # only ever right after a comma (see _matrix_row_lengths)
-    _X: (_C, _X),
+    _OPEN: (_OPEN, _CLOSE, _DIGIT, _ZERO, _MINUS),
+    _DIGIT: (_DIGIT, _ZERO, _COMMA, _CLOSE),
+    _ZERO: (_DIGIT, _ZERO, _COMMA, _CLOSE),  # a leading zero followed by a digit is refused separately
+    _MINUS: (_DIGIT, _ZERO),
+    _COMMA: (_DIGIT, _ZERO, _MINUS, _OPEN, _SPACE),
+    _SPACE: (_DIGIT, _ZERO, _MINUS, _OPEN),  # only ever right after a comma (see _matrix_row_lengths)
+    _CLOSE: (_COMMA, _CLOSE),
 }
 _NUMBER_PAIRS = {
     **_INT_PAIRS,
-    _D: (*_INT_PAIRS[_D], _P, _E),
-    _Z: (*_INT_PAIRS[_Z], _P, _E),
-    _P: (_D, _Z),
-    _E: (_D, _Z, _M, _S),
-    _S: (_D, _Z),
+    _DIGIT: (*_INT_PAIRS[_DIGIT], _POINT, _EXPONENT),
+    _ZERO: (*_INT_PAIRS[_ZERO], _POINT, _EXPONENT),
+    _POINT: (_DIGIT, _ZERO),
+    _EXPONENT: (_DIGIT, _ZERO, _MINUS, _PLUS),
+    _PLUS: (_DIGIT, _ZERO),
 }
 
 
 def _pair_table(pairs: dict[int, tuple[int, ...]]) -> bytes:
-    """Maps a pair code (first << 4 | second) to 1 when the pair may occur, else 0."""
+    """Maps a pair code (first class << 4 | second class) to 1 when the pair may occur, else 0."""
     table = bytearray(256)
     for first, nexts in pairs.items():
         for following in nexts:
@@ -67,9 +68,9 @@ _INT_PAIR_OK = _pair_table(_INT_PAIRS)
 _NUMBER_PAIR_OK = _pair_table(_NUMBER_PAIRS)
 
 
-def _between(c: np.ndarray, low: int, high: int) -> np.ndarray:
-    """c in [low, high], as one subtraction and one comparison (uint8 wraps below low)."""
-    return (c - np.uint8(low)) <= np.uint8(high - low)
+def _between(values: np.ndarray, low: int, high: int) -> np.ndarray:
+    """values in [low, high], as one subtraction and one comparison (uint8 wraps below low)."""
+    return (values - np.uint8(low)) <= np.uint8(high - low)
 
 
 def int_matrix_row_lengths(text: bytes) -> list[int] | None:
@@ -105,16 +106,16 @@ def _raw_pair_table(pairs: dict[int, tuple[int, ...]]) -> np.ndarray:
     table = np.zeros(1 << 16, dtype=np.uint8)
     for first in range(256):
         first_class = _CLASS[first]
-        if first_class == _BAD or (first_class == _W and first != ord(" ")):
+        if first_class == _BAD or (first_class == _SPACE and first != ord(" ")):
             continue
         for second in range(256):
             second_class = _CLASS[second]
-            if second_class == _BAD or (second_class == _W and second != ord(" ")):
+            if second_class == _BAD or (second_class == _SPACE and second != ord(" ")):
                 continue
             if second_class not in pairs.get(first_class, ()):
                 continue
             flags = _VALID
-            if first == ord("0") and second_class in (_D, _Z):
+            if first == ord("0") and second_class in (_DIGIT, _ZERO):
                 flags |= _ZERO_DIGIT
             if first in _STARTS and second == ord("0"):
                 flags |= _START_ZERO
@@ -201,70 +202,73 @@ def _compact_row_lengths(text: bytes, *, integers: bool) -> list[int] | None:
     return ((commas + 1) * non_empty).tolist()
 
 
-_NOT_BRACKETS = bytes(c for c in range(256) if c not in (_O, _X))
-_NOT_MARKS = bytes((_D, _Z, _M, _S))  # deleting these leaves ".", "e" and separators
-_WHITESPACE = bytes((_W,))
+_NOT_BRACKETS = bytes(code for code in range(256) if code not in (_OPEN, _CLOSE))
+_NOT_MARKS = bytes((_DIGIT, _ZERO, _MINUS, _PLUS))  # deleting these leaves ".", "e" and separators
+_WHITESPACE = bytes((_SPACE,))
+# One class as a byte string, to search the translated text for it.
+_POINT_CLASS, _EXPONENT_CLASS, _PLUS_CLASS, _COMMA_CLASS = (bytes((kind,)) for kind in (_POINT, _EXPONENT, _PLUS, _COMMA))
 
 
 def _matrix_row_lengths(text: bytes, *, integers: bool) -> list[int] | None:
     classes = text.translate(_CLASS)
-    if b"\x00" in classes:
+    if bytes((_BAD,)) in classes:
         return None
-    if integers and (b"\x04" in classes or b"\x05" in classes or b"\x06" in classes):
+    if integers and (_POINT_CLASS in classes or _EXPONENT_CLASS in classes or _PLUS_CLASS in classes):
         return None  # a fraction or exponent: let the decoder name the offending element
-    c = np.frombuffer(classes, dtype=np.uint8)
-    row_separator = bytes((_X, _C, _O))  # "],["
+    char_class = np.frombuffer(classes, dtype=np.uint8)
+    row_separator = bytes((_CLOSE, _COMMA, _OPEN))  # "],["
     if _WHITESPACE in classes:
-        space = c == _W
-        if space[0] or np.any(space[1:] & (c[:-1] != _C)):
+        space = char_class == _SPACE
+        if space[0] or np.any(space[1:] & (char_class[:-1] != _COMMA)):
             # Whitespace elsewhere than single spaces after commas (json.dumps's default
             # layout): it must not sit inside a number or between two numbers; then drop it.
             keep = np.flatnonzero(~space)
-            number_char = _between(c[keep], _D, _S)
+            number_char = _between(char_class[keep], _DIGIT, _PLUS)
             spaced = np.diff(keep) > 1  # whitespace between kept characters i and i+1
             if np.any(spaced & number_char[:-1] & number_char[1:]):
                 return None
             classes = classes.translate(None, _WHITESPACE)
-            c = np.frombuffer(classes, dtype=np.uint8)
+            char_class = np.frombuffer(classes, dtype=np.uint8)
         else:
-            row_separator = bytes((_X, _C, _W, _O))  # "], ["
-    if classes == bytes((_O, _X)):
+            row_separator = bytes((_CLOSE, _COMMA, _SPACE, _OPEN))  # "], ["
+    if classes == bytes((_OPEN, _CLOSE)):
         return []  # []
 
     # Brackets: "[" rows "]" where rows are "[...]" joined by single commas, and no brackets
     # inside a row; so numbers only ever sit inside rows.
-    if classes[:2] != bytes((_O, _O)) or classes[-2:] != bytes((_X, _X)):
+    if classes[:2] != bytes((_OPEN, _OPEN)) or classes[-2:] != bytes((_CLOSE, _CLOSE)):
         return None
     inner = classes[1:-1]
     rows = inner.split(row_separator)
-    if inner.translate(None, _NOT_BRACKETS) != bytes((_O, _X)) * len(rows):
+    if inner.translate(None, _NOT_BRACKETS) != bytes((_OPEN, _CLOSE)) * len(rows):
         return None
 
     # Neighbours: every adjacent pair must be one that valid JSON numbers and arrays produce.
-    pairs = (c[:-1] << np.uint8(4)) | c[1:]
-    if b"\x00" in pairs.tobytes().translate(_INT_PAIR_OK if integers else _NUMBER_PAIR_OK):
+    pairs = (char_class[:-1] << np.uint8(4)) | char_class[1:]
+    allowed = _INT_PAIR_OK if integers else _NUMBER_PAIR_OK
+    if b"\x00" in pairs.tobytes().translate(allowed):  # 0 marks a pair that may not occur
         return None
 
     # Leading zeros: a number's first digit 0 (after an optional minus) must not be followed by
     # a digit. Exponent digits (after e, e+ or e-) may start with 0, so only a minus at a
     # number start counts.
-    zero = c == _Z
+    zero = char_class == _ZERO
     if zero.any():
-        starts = np.zeros(len(c), dtype=bool)  # starts[i]: character i follows ",", "[" or a space
-        starts[1:] = _between(c[:-1], _C, _W)
+        starts = np.zeros(len(char_class), dtype=bool)  # character i follows ",", "[" or a space
+        starts[1:] = _between(char_class[:-1], _COMMA, _SPACE)
         first_zero = zero & starts
-        first_zero[2:] |= zero[2:] & (c[1:-1] == _M) & starts[1:-1]
-        if np.any(first_zero[:-1] & _between(c[1:], _D, _Z)):
+        first_zero[2:] |= zero[2:] & (char_class[1:-1] == _MINUS) & starts[1:-1]
+        if np.any(first_zero[:-1] & _between(char_class[1:], _DIGIT, _ZERO)):
             return None
 
-    if not integers and (b"\x04" in classes or b"\x05" in classes):
+    if not integers and (_POINT_CLASS in classes or _EXPONENT_CLASS in classes):
         # At most one "." and one exponent per number, "." first: with digits and signs
         # deleted, two marks of one number become adjacent.
         marks = classes.translate(None, _NOT_MARKS)
-        if b"\x04\x04" in marks or b"\x05\x05" in marks or b"\x05\x04" in marks:
+        if _POINT_CLASS * 2 in marks or _EXPONENT_CLASS * 2 in marks or _EXPONENT_CLASS + _POINT_CLASS in marks:
             return None
 
     # Pairs guarantee no empty numbers, so a non-empty row has one more number than commas.
     rows[0] = rows[0][1:]  # the first row still carries its "[",
     rows[-1] = rows[-1][:-1]  # the last its "]"
-    return [row.count(b"\x07") + 1 if row else 0 for row in rows]
+    return [row.count(_COMMA_CLASS) + 1 if row else 0 for row in rows]
