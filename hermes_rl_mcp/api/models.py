@@ -16,8 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from hermes_rl_mcp.errors import HermesRLError
 
-class WireError(Exception):
+
+class WireError(HermesRLError):
     """A request the server refuses; ``status`` is the HTTP status, ``reason`` says what to fix."""
 
     def __init__(self, status: int, reason: str) -> None:
@@ -70,46 +72,6 @@ class EnvIdentifier(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     env_id: int = Field(ge=0)
-
-
-# ---------------------------------------------------------------------------------------------
-# Responses (documented shapes; handlers serialise plain dicts built from these fields)
-
-
-class RegisterResponse(BaseModel):
-    uuid: int
-    reregistered: bool = Field(
-        description="True when this registration replaced an earlier trainer registration."
-    )
-
-
-class RegisterEnvResponse(BaseModel):
-    status: str
-    env_id: int | None = None
-    wandb_name: str | None = None
-    checkpoint_dir: str | None = None
-    starting_step: int | None = None
-    checkpoint_interval: int | None = None
-    num_steps: int | None = None
-
-
-class StatusResponse(BaseModel):
-    current_step: int
-    queue_size: int = Field(description="Scored groups queued, not yet delivered in a batch.")
-
-
-class StatusEnvResponse(BaseModel):
-    current_step: int
-    queue_size: int = Field(description="Queued work that counts against this env, in its groups.")
-    unallocated_fraction: float
-    self_queue_size: int
-    max_group_size: int
-    env_weight: float
-
-
-class InfoResponse(BaseModel):
-    batch_size: int
-    max_token_len: int
 
 
 # ---------------------------------------------------------------------------------------------
