@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from hermes_rl_mcp import yaml_text
+from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.runs.redact import redact_data
 from hermes_rl_mcp.trainer.settings import TRAINER_SETTINGS, ResumePoint
 
@@ -32,7 +33,7 @@ LOCAL_MODEL_NAME = "hermes-rl-local"
 LOCAL_API_KEY = "local"  # the local policy endpoint takes no key; OpenAI clients insist on one
 
 
-class RunDocumentError(ValueError):
+class RunDocumentError(HermesRLError, ValueError):
     """The document is missing, not YAML, or not a valid run document; the message says which."""
 
 

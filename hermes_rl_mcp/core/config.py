@@ -42,7 +42,7 @@ from hermes_rl_mcp.core.errors import (
 from hermes_rl_mcp.core.models import ConfigField, EnvironmentInfo
 from hermes_rl_mcp.core.schema_check import SchemaMismatch, coerce, describe, inline_refs
 from hermes_rl_mcp.run_document import RunDocument, from_data
-from hermes_rl_mcp.sdk.base import APIServerConfig
+from hermes_rl_mcp.sdk.env_types import APIServerConfig
 from hermes_rl_mcp.trainer.settings import TRAINER_SETTINGS
 
 ASSIGNED = "<assigned per run>"

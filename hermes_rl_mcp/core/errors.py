@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hermes_rl_mcp.errors import HermesRLError
+
 EXCERPT_CHARS = 60  # how much of a rejected value a message repeats
 
 
@@ -16,7 +18,7 @@ def excerpt(value: Any) -> str:
     return f"{text[:EXCERPT_CHARS]}... ({len(text)} characters)"
 
 
-class ControlError(Exception):
+class ControlError(HermesRLError):
     """Base class: the MCP layer turns these into tool errors with the message as is."""
 
 

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from hermes_rl_mcp.core.errors import excerpt
+from hermes_rl_mcp.errors import HermesRLError
 
 MAX_STRING = 10_000
 MAX_ABS_NUMBER = 1e15  # beyond this a config value is a typo, and JSON loses integer precision
@@ -26,7 +27,7 @@ _NONZERO_DIGIT = re.compile(r"[1-9]")
 _ANY_DIGIT = re.compile(r"\d")  # any script's digits: a full-width 5 gets the explanation too
 
 
-class SchemaMismatch(ValueError):
+class SchemaMismatch(HermesRLError, ValueError):
     pass
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from hermes_rl_mcp.errors import HermesRLError
 
-class RunError(Exception):
+
+class RunError(HermesRLError):
     """Base class: callers (the MCP layer, the CLI) show the message to the user as is."""
 
 

@@ -9,10 +9,11 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict
 
-from hermes_rl_mcp.sdk.base import ScoredDataGroup
+from hermes_rl_mcp.errors import HermesRLError
+from hermes_rl_mcp.sdk.env_types import ScoredDataGroup
 
 
-class TrajectoryAPIError(RuntimeError):
+class TrajectoryAPIError(HermesRLError, RuntimeError):
     """The trajectory API is unreachable or refused a request."""
 
 

@@ -18,8 +18,10 @@ from urllib.parse import urlsplit
 
 import httptools
 
+from hermes_rl_mcp.errors import HermesRLError
 
-class HTTPJSONError(RuntimeError):
+
+class HTTPJSONError(HermesRLError, RuntimeError):
     """The endpoint could not be reached or broke the HTTP protocol; no response was read."""
 
 

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hermes_rl_mcp.sdk.base import ScoredDataGroup
+from hermes_rl_mcp.errors import HermesRLError
+from hermes_rl_mcp.sdk.env_types import ScoredDataGroup
 
 if TYPE_CHECKING:
     from hermes_rl_mcp.sdk.policy_client import PolicyClient
@@ -22,7 +23,7 @@ PROMPT_MASK = -100
 PROMPT_LOGPROB = 1.0
 
 
-class PrefixMismatchError(RuntimeError):
+class PrefixMismatchError(HermesRLError, RuntimeError):
     """The policy's prompt tokens for a turn do not extend the previous turn's sequence."""
 
 

@@ -13,14 +13,15 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from hermes_rl_mcp.sdk.base import APIServerConfig, ScoredDataGroup
+from hermes_rl_mcp.errors import HermesRLError
+from hermes_rl_mcp.sdk.env_types import APIServerConfig, ScoredDataGroup
 from hermes_rl_mcp.sdk.http_json import HTTPJSONClient, HTTPJSONError, JSONResponse
 
 PROMPT_MASK = -100
 PROMPT_LOGPROB = 1.0  # placeholder on prompt positions, as Atropos sends it
 
 
-class PolicyError(RuntimeError):
+class PolicyError(HermesRLError, RuntimeError):
     """The policy endpoint failed or answered something that breaks the contract."""
 
 

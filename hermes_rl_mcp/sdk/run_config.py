@@ -13,18 +13,22 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from hermes_rl_mcp import run_document, yaml_text
+from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.run_document import RunDocument
-from hermes_rl_mcp.sdk.base import APIServerConfig, BaseEnv, BaseEnvConfig
+from hermes_rl_mcp.sdk.env_types import APIServerConfig, BaseEnvConfig
+
+if TYPE_CHECKING:  # annotations only: the environment class imports the runtime, not back
+    from hermes_rl_mcp.sdk.base import BaseEnv
 
 NULL_WORDS = {"null", "none", "~"}
 
 
-class ConfigError(ValueError):
+class ConfigError(HermesRLError, ValueError):
     """Bad configuration; the message says which field and what is valid."""
 
 

@@ -15,10 +15,14 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_rl_mcp.metrics_log import MetricsLog
-from hermes_rl_mcp.sdk.base import BaseEnv, ScoredDataGroup
+from hermes_rl_mcp.sdk.env_types import ScoredDataGroup
 from hermes_rl_mcp.sdk.run_config import ConfigError, RunSettings, resolve
+
+if TYPE_CHECKING:  # annotations only: the environment class imports the runtime, not back
+    from hermes_rl_mcp.sdk.base import BaseEnv
 
 MODES = ("serve", "process", "evaluate", "trial")
 STATUS_POLL_S = 0.1

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.trainer.tokenizer import END, UNK, CharTokenizer
 
 MAX_CHOICES = 1024
@@ -23,7 +24,7 @@ MAX_CHOICE_CHARS = 256
 MAX_TOTAL_CHARS = 32768  # bounds the trie a request can make the server build
 
 
-class ConstraintError(ValueError):
+class ConstraintError(HermesRLError, ValueError):
     """A constraint that cannot be applied; the message says what is wrong and what is valid."""
 
 

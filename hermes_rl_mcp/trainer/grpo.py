@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.trainer.constraints import ConstraintError, constraint_from_params
 from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
 
@@ -62,7 +63,7 @@ class TokenBatch:
         return out
 
 
-class BatchError(ValueError):
+class BatchError(HermesRLError, ValueError):
     """A scored group that cannot be trained on; the message says which field is wrong."""
 
 

@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.trainer.constraints import MAX_CHOICES, ConstraintError, choice_constraint
 from hermes_rl_mcp.trainer.model import Generation, PolicyModel, generate
 from hermes_rl_mcp.trainer.tokenizer import ChatTemplateError
@@ -33,11 +34,11 @@ MAX_NEW_TOKENS = 512
 DEFAULT_MAX_TOKENS = 16
 
 
-class SamplingRefused(ValueError):
+class SamplingRefused(HermesRLError, ValueError):
     """A request the sampler cannot honour; answered with HTTP 400 and this message."""
 
 
-class SamplerUnavailable(RuntimeError):
+class SamplerUnavailable(HermesRLError, RuntimeError):
     """The sampler's backend did not answer in time; answered with HTTP 503 and this message."""
 
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.trainer.policy_server import Sampler
 
 
-class TrainerError(RuntimeError):
+class TrainerError(HermesRLError, RuntimeError):
     """A fatal problem of the trainer; its message is printed and the process exits non-zero."""
 
 

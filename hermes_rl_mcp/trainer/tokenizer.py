@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from hermes_rl_mcp.errors import HermesRLError
+
 TOKENIZER_NAME = "hermes-rl/char"
 
 PAD = 0
@@ -26,7 +28,7 @@ _CHARS = "\t\n" + "".join(chr(code) for code in range(32, 127))
 ROLE_TOKENS = {"system": SYSTEM, "user": USER, "assistant": ASSISTANT}
 
 
-class ChatTemplateError(ValueError):
+class ChatTemplateError(HermesRLError, ValueError):
     """A chat message the template cannot render; the message says what is valid."""
 
 

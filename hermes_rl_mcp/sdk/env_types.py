@@ -1,0 +1,65 @@
+"""The SDK's shared types: environment and policy-endpoint configuration, and a scored group.
+
+Every other SDK module imports these from here and none imports back, so the SDK's imports go
+one way: ``env_types`` <- clients, ``run_config`` <- ``runtime`` <- ``base`` (the environment
+class, which reaches the runtime only when its ``cli`` runs).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class BaseEnvConfig(BaseModel):
+    """Fields every environment has. Defaults follow atroposlib."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    group_size: int = Field(4, gt=0, le=1024, description="Completions sampled and scored together per item.")
+    max_num_workers: int = Field(-1, ge=-1, le=65536, description="Concurrent item workers; -1 lets the runtime decide.")
+    max_eval_workers: int = Field(16, gt=0, le=4096, description="Concurrent evaluation workers.")
+    max_num_workers_per_node: int = Field(8, gt=0, le=4096, description="Worker cap per node.")
+    steps_per_eval: int = Field(100, gt=0, le=1_000_000, description="Trainer steps between evaluations.")
+    max_token_length: int = Field(2048, gt=0, le=1_048_576, description="Longest sequence (prompt + completion) in tokens.")
+    eval_handling: Literal["STOP_TRAIN", "LIMIT_TRAIN", "NONE"] = Field("STOP_TRAIN", description="What training does while an evaluation runs.")
+    eval_limit_ratio: float = Field(0.5, ge=0, le=1, description="Share of workers kept for training during eval.")
+    inference_weight: float = Field(1.0, ge=0, le=1000, description="Weight of this environment in batch allocation.")
+    batch_size: int = Field(-1, ge=-1, le=1_000_000, description="Sequences per trainer batch; -1 takes the trainer's value.")
+    max_batches_offpolicy: int = Field(3, gt=0, le=64, description="Batches that may be queued ahead of the trainer.")
+    tokenizer_name: str = Field("hermes-rl/char", description="Tokenizer of the policy model.")
+    use_wandb: bool = Field(True, description="Mirror metrics to Weights & Biases (offline without a key).")
+    rollout_server_url: str = Field("http://localhost:8000", description="Trajectory API address.")
+    total_steps: int = Field(1000, gt=0, le=10_000_000, description="Trainer steps in the run.")
+    wandb_name: str | None = Field(None, description="W&B run name.")
+    num_rollouts_to_keep: int = Field(32, ge=0, le=100_000, description="Rollouts kept for W&B tables.")
+    num_rollouts_per_group_for_logging: int = Field(1, ge=-1, le=1024, description="Rollouts per group logged; -1 for all.")
+    ensure_scores_are_not_same: bool = Field(True, description="Drop groups whose scores are all equal.")
+    data_path_to_save_groups: str | None = Field(None, description="JSONL file to write scored groups to.")
+    min_items_sent_before_logging: int = Field(2, ge=0, le=1_000_000, description="Items sent before metrics are logged.")
+    include_messages: bool = Field(False, description="Send the chat messages with each scored group.")
+    min_batch_allocation: float | None = Field(None, ge=0, le=1, description="Minimum share of every batch for this env.")
+    worker_timeout: float = Field(600, gt=0, le=86_400, description="Seconds before a stuck worker is abandoned.")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of item generation and sampling.")
+
+
+class APIServerConfig(BaseModel):
+    """An OpenAI-compatible policy endpoint the environment asks for completions."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model_name: str = "default"
+    base_url: str | None = None
+    api_key: str | None = None
+    timeout: float = Field(120, gt=0, le=3600, description="Seconds a completion request may take.")
+    num_max_requests_at_once: int = Field(512, ge=1, le=65536, description="Requests in flight at once.")
+    num_requests_for_eval: int = Field(64, ge=1, le=65536, description="Requests in flight at once during evaluation.")
+    server_type: str = "openai"
+
+
+ScoredDataGroup = dict[str, Any]
+"""One group on the wire: ``tokens``, ``masks``, ``scores`` and optional ``inference_logprobs``,
+``messages``, ``overrides``, ``group_overrides``, ``advantages``, ``ref_logprobs``."""
+
+Item = Any
