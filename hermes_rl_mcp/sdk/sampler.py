@@ -2,18 +2,16 @@
 
 Only a group whose scores differ carries a learning signal: group-relative advantages of a group
 that is all right or all wrong are zero, and the runtime drops such groups. The model-guided
-sampler keeps a Beta posterior of each item's pass rate (from the environment's right/wrong verdict
-per rollout, or a score in [0, 1] counted as that much success), shrunk towards a prior shared across items whose mean follows the recent pass rate of
-the whole pool. From it follows each item's expected chance that its next group of ``group_size``
-has differing scores, E[1 - p**n - (1 - p)**n]. That chance is symmetric in p and 1 - p, but the
-two sides are not worth the same: an item the policy mostly passes likely has its greedy answer
-right already, while an item it mostly fails is where accuracy is still to be gained. So an item's
-priority is that chance times twice its expected failure rate, 2 E[1 - p], and items are drawn with
+sampler keeps a Beta posterior of each item's pass rate (from the environment's right/wrong
+verdict per rollout, or a score in [0, 1] counted as that much success), shrunk towards a prior
+shared across items whose mean follows the recent pass rate of the whole pool. From it follows
+each item's expected chance that its next group of ``group_size`` has differing scores,
+E[1 - p**n - (1 - p)**n]. That chance is symmetric in p and 1 - p, but the two sides are not
+worth the same: an item the policy mostly passes likely has its greedy answer right already,
+while an item it mostly fails is where accuracy is still to be gained. So an item's priority is
+that chance times twice its expected failure rate, 2 E[1 - p], and items are drawn with
 probability proportional to exp(priority / selection_temperature): the frontier items dominate
-without one item hogging every pick. On arithmetic the asymmetry cut the steps to 0.9 held-out
-accuracy and the dropped groups; a softer selection temperature alone did neither. (Thompson
-sampling was tried first: with many barely-seen items, the largest of their wide posterior draws
-beats every well-known frontier item, so it explored far too much.)
+without one item hogging every pick. (How this choice was arrived at: docs/design-notes.md.)
 
 The policy keeps changing, so evidence goes stale: each new group halves the weight of an item's
 older observations, and evidence also fades with the number of picks since the item was last

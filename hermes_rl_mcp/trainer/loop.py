@@ -8,7 +8,6 @@ never blocks the loop, so completions for the next batches keep being served whi
 
 from __future__ import annotations
 
-import json
 import signal
 import socket
 import sys
@@ -253,6 +252,3 @@ def _main_thread() -> bool:
 
     return threading.current_thread() is threading.main_thread()
 
-
-def describe(config: RunDocument) -> str:
-    return json.dumps({"run_dir": str(config.run_dir), "total_steps": config.env.total_steps, **config.trainer.model_dump()})
