@@ -18,6 +18,8 @@ import anyio
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from hermes_rl_mcp.runs.states import TERMINAL_STATES
+
 
 def _say(text: str = "") -> None:
     print(text, flush=True)
@@ -103,7 +105,7 @@ async def _follow(client: Client, run_id: str, poll_seconds: float = 2.0) -> dic
         if line != last:
             _say(f"{line}  ({time.monotonic() - began:5.1f} s)")
             last = line
-        if status["status"] in ("completed", "failed", "stopped"):
+        if status["status"] in TERMINAL_STATES:
             if status.get("log_tail"):
                 _say(f"  {status['failed_component']} log tail:\n{status['log_tail']}")
             return status

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from hermes_rl_mcp import yaml_text
+from hermes_rl_mcp.backend_names import DEFAULT_BACKEND
 from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.runs.redact import redact_data
 from hermes_rl_mcp.trainer.settings import TRAINER_SETTINGS, ResumePoint
@@ -62,7 +63,7 @@ class RunSection(BaseModel):
 
     id: str | None = None
     dir: str | None = None
-    backend: str = Field("local", min_length=1)
+    backend: str = Field(DEFAULT_BACKEND, min_length=1)
     environment: str | None = None
     env_file: str | None = None
     env_class: str | None = None
@@ -115,7 +116,7 @@ class RunDocument(BaseModel):
     @classmethod
     def _trainer_of_the_backend(cls, value: Any, info: ValidationInfo) -> Any:
         run = info.data.get("run")
-        settings = TRAINER_SETTINGS.get(run.backend if isinstance(run, RunSection) else "local")
+        settings = TRAINER_SETTINGS.get(run.backend if isinstance(run, RunSection) else DEFAULT_BACKEND)
         if settings is not None:
             return value if isinstance(value, settings) else settings.model_validate(value)
         if not isinstance(value, dict):

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from hermes_rl_mcp import settings, storage, yaml_text
+from hermes_rl_mcp.backend_names import BUILTIN_BACKENDS, DEFAULT_BACKEND
 from hermes_rl_mcp.core import field_rules
 from hermes_rl_mcp.core.errors import (
     DiskFull,
@@ -46,7 +47,6 @@ from hermes_rl_mcp.sdk.env_types import APIServerConfig
 from hermes_rl_mcp.trainer.settings import TRAINER_SETTINGS
 
 ASSIGNED = "<assigned per run>"
-BACKENDS = ("local", "tinker")
 INTROSPECTION_TIMEOUT_S = 10.0
 SELECTION_FILE = "selection.json"
 SELECTION_LOCK_TIMEOUT_S = 30.0  # longer than an introspection child may take
@@ -101,7 +101,7 @@ class Selection(BaseModel):
 
     @property
     def backend(self) -> str:
-        return str(self.edits.get("run.backend", "local"))
+        return str(self.edits.get("run.backend", DEFAULT_BACKEND))
 
 
 @dataclass(frozen=True)
@@ -299,7 +299,7 @@ def field_specs(selection: Selection) -> dict[str, FieldSpec]:
     first_server = selection.server_configs[0] if selection.server_configs else {}
     specs.update(_model_specs("openai", APIServerConfig, first_server))
     specs["run.backend"] = FieldSpec(
-        "run.backend", {"type": "string", "enum": list(BACKENDS)}, "local", "local",
+        "run.backend", {"type": "string", "enum": list(BUILTIN_BACKENDS)}, DEFAULT_BACKEND, DEFAULT_BACKEND,
         "local: this machine's CPU, a small policy; tinker: LoRA training of an LLM via the Tinker API.",
     )
     return specs

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from hermes_rl_mcp.backend_names import BUILTIN_BACKENDS, LOCAL, TINKER
 from hermes_rl_mcp.runs.errors import BackendUnavailable
 
 if TYPE_CHECKING:  # the supervisor imports this module and pays for no model it does not use
@@ -74,7 +75,7 @@ class Backend(Protocol):
 
 
 class LocalBackend:
-    name = "local"
+    name = LOCAL
     stop_grace = 2.0  # seconds from SIGTERM to SIGKILL for its components
     # A local step takes well under a second: no new step for this long is shown as a stall,
     # and fails the run after the longer limit (operator: HERMES_RL_STALL_AFTER_S / _FAIL_S).
@@ -143,14 +144,14 @@ def job_backend(document: RunDocument, environ: Any = None) -> Backend:
 
 
 def backend_names(environ: Any = None) -> list[str]:
-    return ["local", "tinker", *sorted(_plugins(os.environ if environ is None else environ))]
+    return [*BUILTIN_BACKENDS, *sorted(_plugins(os.environ if environ is None else environ))]
 
 
 def resolve_backend(name: object, environ: Any = None) -> Backend:
     source = os.environ if environ is None else environ
-    if name == "local":
+    if name == LOCAL:
         return LocalBackend()
-    if name == "tinker":
+    if name == TINKER:
         from hermes_rl_mcp.runs.tinker_backend import TinkerBackend
 
         return TinkerBackend()

@@ -13,10 +13,9 @@ from hermes_rl_mcp.runs.states import (  # noqa: F401 - re-exported
     RUN_STATES,
     STATUS_METRICS,
     TERMINAL_STATES,
+    RunState,
     log_uri,
 )
-
-RunState = Literal["starting", "running", "stopping", "completed", "failed", "stopped"]
 
 
 class RunStarted(BaseModel):

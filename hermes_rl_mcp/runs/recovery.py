@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_rl_mcp import run_document
+from hermes_rl_mcp.backend_names import DEFAULT_BACKEND
 from hermes_rl_mcp.runs.ids import RUN_ID_PATTERN
 from hermes_rl_mcp.runs.layout import RunPaths
 from hermes_rl_mcp.runs.procs import is_same_process
@@ -83,7 +84,7 @@ def recorded_run(root: Path, why: str) -> dict[str, Any]:
     return {
         "id": paths.run_id,
         "environment": environment or "unknown",
-        "backend": backend or "local",
+        "backend": backend or DEFAULT_BACKEND,
         "status": status,
         "reason": reason,
         "failed_component": failed_component,

@@ -5,7 +5,10 @@ The supervisor imports only pydantic-free modules so that a run reaches ``runnin
 
 from __future__ import annotations
 
-RUN_STATES: tuple[str, ...] = ("starting", "running", "stopping", "completed", "failed", "stopped")
+from typing import Literal, get_args
+
+RunState = Literal["starting", "running", "stopping", "completed", "failed", "stopped"]
+RUN_STATES: tuple[str, ...] = get_args(RunState)
 TERMINAL_STATES: frozenset[str] = frozenset({"completed", "failed", "stopped"})
 ACTIVE_STATES: tuple[str, ...] = ("starting", "running", "stopping")
 

@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_rl_mcp.backend_names import TINKER
 from hermes_rl_mcp.runs.backends import ComponentSpec, LocalBackend, Ports
 from hermes_rl_mcp.runs.errors import BackendUnavailable
 
@@ -70,7 +71,7 @@ def engine_problem(base_url: str, key: str, base_model: str) -> str | None:
 
 
 class TinkerBackend:
-    name = "tinker"
+    name = TINKER
     # A stopped trainer saves its final state and releases its adapter on the engine.
     stop_grace = 30.0
     # A step samples whole groups from a real model and may take minutes on a small engine.

@@ -58,6 +58,13 @@ class APIServerConfig(BaseModel):
     server_type: str = "openai"
 
 
+PROMPT_MASK = -100
+"""The ``masks`` entry of a token the policy did not generate (prompt, environment turns): the
+trainer does not train on it. A generated token's entry is its token id."""
+
+PROMPT_LOGPROB = 1.0
+"""The ``inference_logprobs`` entry of a prompt token: a placeholder, as Atropos sends it."""
+
 ScoredDataGroup = dict[str, Any]
 """One group on the wire: ``tokens``, ``masks``, ``scores`` and optional ``inference_logprobs``,
 ``messages``, ``overrides``, ``group_overrides``, ``advantages``, ``ref_logprobs``."""

@@ -14,13 +14,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_rl_mcp.errors import HermesRLError
-from hermes_rl_mcp.sdk.env_types import ScoredDataGroup
+from hermes_rl_mcp.sdk.env_types import PROMPT_LOGPROB, PROMPT_MASK, ScoredDataGroup
 
 if TYPE_CHECKING:
     from hermes_rl_mcp.sdk.policy_client import PolicyClient
-
-PROMPT_MASK = -100
-PROMPT_LOGPROB = 1.0
 
 
 class PrefixMismatchError(HermesRLError, RuntimeError):

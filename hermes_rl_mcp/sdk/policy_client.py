@@ -14,11 +14,8 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from hermes_rl_mcp.errors import HermesRLError
-from hermes_rl_mcp.sdk.env_types import APIServerConfig, ScoredDataGroup
+from hermes_rl_mcp.sdk.env_types import PROMPT_LOGPROB, PROMPT_MASK, APIServerConfig, ScoredDataGroup
 from hermes_rl_mcp.sdk.http_json import HTTPJSONClient, HTTPJSONError, JSONResponse
-
-PROMPT_MASK = -100
-PROMPT_LOGPROB = 1.0  # placeholder on prompt positions, as Atropos sends it
 
 
 class PolicyError(HermesRLError, RuntimeError):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_rl_mcp.metrics_log import MetricsLog
-from hermes_rl_mcp.sdk.env_types import ScoredDataGroup
+from hermes_rl_mcp.sdk.env_types import PROMPT_MASK, ScoredDataGroup
 from hermes_rl_mcp.sdk.run_config import ConfigError, RunSettings, resolve
 
 if TYPE_CHECKING:  # annotations only: the environment class imports the runtime, not back
@@ -31,7 +31,6 @@ API_GRACE_S = 30.0  # how long the trajectory API may be unreachable before the 
 POLICY_GRACE_S = 60.0  # same for the policy endpoint
 DEFAULT_WORKERS = 4  # groups generated at once; the policy server batches the n of each
 PROCESS_ATTEMPTS_PER_GROUP = 10  # process mode gives up after this many items per wanted group
-PROMPT_MASK = -100
 
 
 def log(message: str) -> None:

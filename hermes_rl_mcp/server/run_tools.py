@@ -19,12 +19,13 @@ from pydantic import BaseModel, Field
 from hermes_rl_mcp import runs
 from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.runs.models import LogText, RunList, RunResults, RunStarted, RunStatus, StopResult
+from hermes_rl_mcp.runs.states import RunState
 from hermes_rl_mcp.server.calls import READ_ONLY, STARTS, STOPS, core_call
 from hermes_rl_mcp.server.dashboard import DASHBOARD_URI
 
 RunId = Annotated[str, Field(description="Run id returned by rl_start_training or rl_list_runs.", max_length=100)]
 Component = Literal["api", "trainer", "env", "supervisor"]
-StatusFilter = Literal["starting", "running", "stopping", "completed", "failed", "stopped"]
+StatusFilter = RunState
 
 
 def bind_run_view_tools(apps: Apps, control: ControlPlane) -> None:

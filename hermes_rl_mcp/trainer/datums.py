@@ -15,7 +15,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from hermes_rl_mcp.trainer.grpo import PROMPT_MASK, BatchError, group_advantages
+from hermes_rl_mcp.sdk.env_types import PROMPT_MASK
+from hermes_rl_mcp.trainer.grpo import BatchError, group_advantages
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from hermes_rl_mcp.errors import HermesRLError
+from hermes_rl_mcp.sdk.env_types import PROMPT_MASK
 from hermes_rl_mcp.trainer.constraints import ConstraintError, constraint_from_params
 from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
-
-PROMPT_MASK = -100
 
 
 def group_advantages(scores: Sequence[float], *, normalize: bool = True, eps: float = 1e-6) -> np.ndarray:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hermes_rl_mcp.backend_names import LOCAL, TINKER
+
 
 class TrainerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -70,4 +72,4 @@ class ResumePoint(BaseModel):
     checkpoint: str = Field(min_length=1, description="Checkpoint file, or the engine's tinker:// state path.")
 
 
-TRAINER_SETTINGS: dict[str, type[BaseModel]] = {"local": TrainerConfig, "tinker": TinkerTrainerConfig}
+TRAINER_SETTINGS: dict[str, type[BaseModel]] = {LOCAL: TrainerConfig, TINKER: TinkerTrainerConfig}
