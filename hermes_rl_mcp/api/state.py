@@ -25,11 +25,10 @@ Deliberate differences from Atropos's reference server (the wire format is uncha
 from __future__ import annotations
 
 import math
-import time
 import uuid
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hermes_rl_mcp.api.models import RegisterEnv, Registration, WireError
 from hermes_rl_mcp.api.payload import GroupPayload
@@ -59,7 +58,6 @@ class EnvRecord:
     group_size: int
     min_batch_allocation: float | None
     connected: bool = True
-    registered_at: float = field(default_factory=time.time)
 
 
 @dataclass(slots=True)
@@ -88,8 +86,6 @@ class TrajectoryState:
         self.queued_groups = 0
         self.buffers: dict[int, list[GroupPayload]] = {}
         self.latest: GroupPayload | None = None  # joined into text only when asked for
-        self.batches_delivered = 0
-        self.groups_received = 0
 
     def reset(self) -> None:
         """Forget trainer, environments, queued and buffered data, and the step counter."""
@@ -162,7 +158,6 @@ class TrajectoryState:
 
     def add_group(self, group: GroupPayload) -> AddResult:
         """Queue a checked group, or buffer it when it is smaller than its env's group_size."""
-        self.groups_received += 1
         env_id = group.env_id
         if env_id is None or group.size == self.envs[env_id].group_size:
             self._enqueue(QueueUnit((group,), group.size, env_id))
@@ -208,7 +203,6 @@ class TrajectoryState:
         self.queued_sequences -= batch_size
         self.queued_groups -= len(groups)
         self.step += 1
-        self.batches_delivered += 1
         return Batch(groups, batch_size, self.step)
 
     def _minimum_sequences(self, batch_size: int) -> dict[int, int]:

@@ -59,8 +59,6 @@ class ItemSampler:
         self._last_seen = np.zeros(num_items)
         self._picks = 0
         self._pool_mean = 0.5  # shared prior mean; follows the recent mean score
-        self.guided_picks = 0
-        self.uniform_picks = 0
 
     @property
     def uniform(self) -> bool:
@@ -95,9 +93,7 @@ class ItemSampler:
     def next_index(self) -> int:
         self._picks += 1
         if self.uniform or self._rng.random() < self.exploration_rate:
-            self.uniform_picks += 1
             return int(self._rng.integers(self.num_items))
-        self.guided_picks += 1
         # Gumbel-max: an exact draw from softmax(priority / temperature)
         gumbel = self._rng.gumbel(size=self.num_items)
         return int(np.argmax(self.priority() / self.selection_temperature + gumbel))
