@@ -423,7 +423,7 @@ def _hot_handlers(state: TrajectoryState, max_body_bytes: int, routed: RawHandle
 
 
 def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> TrajectoryApi:
-    """A fresh trajectory API; ``app.state.trajectory`` is its :class:`TrajectoryState`."""
+    """A fresh trajectory API over its own, empty :class:`TrajectoryState`."""
     state = TrajectoryState()
     body = _Body(max_body_bytes)
     routes = [
@@ -435,6 +435,7 @@ def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> TrajectoryApi:
     ]
 
     async def routed(scope: Scope, receive: Receive, send: Send) -> None:
+        # The routes without the fast path; ``app`` is bound below, before any request arrives.
         await Starlette.__call__(app, scope, receive, send)
 
     app = TrajectoryApi(
@@ -442,5 +443,4 @@ def create_app(max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> TrajectoryApi:
         exception_handlers={HTTPException: _http_error_handler(routes)},
         hot=_hot_handlers(state, max_body_bytes, routed),
     )
-    app.state.trajectory = state
     return app
