@@ -1,8 +1,9 @@
-"""The SDK's shared types: environment and policy-endpoint configuration, and a scored group.
+"""The SDK's shared types: environment and policy-endpoint configuration, and the scored
+group's wire format.
 
-Every other SDK module imports these from here and none imports back, so the SDK's imports go
-one way: ``env_types`` <- clients, ``run_config`` <- ``runtime`` <- ``base`` (the environment
-class, which reaches the runtime only when its ``cli`` runs).
+This module imports nothing else of the SDK, and the modules that need these types import
+them from here, so the SDK's imports point one way: ``base`` (the environment class) ->
+``runtime`` (only once ``BaseEnv.cli`` runs) -> ``run_config`` and the clients -> ``env_types``.
 """
 
 from __future__ import annotations
