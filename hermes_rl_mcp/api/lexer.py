@@ -23,8 +23,9 @@ _BAD, _DIGIT, _ZERO, _MINUS, _POINT, _EXPONENT, _PLUS, _COMMA, _OPEN, _SPACE, _C
 
 def _class_table() -> bytes:
     table = bytearray(256)  # everything else is _BAD
-    for char, cls in (("-", _MINUS), (",", _COMMA), ("[", _OPEN), ("]", _CLOSE), (".", _POINT), ("+", _PLUS), ("0", _ZERO)):
-        table[ord(char)] = cls
+    for char, kind in (("-", _MINUS), (",", _COMMA), ("[", _OPEN), ("]", _CLOSE), (".", _POINT), ("+", _PLUS)):
+        table[ord(char)] = kind
+    table[ord("0")] = _ZERO
     for char in "123456789":
         table[ord(char)] = _DIGIT
     for char in "eE":
@@ -34,9 +35,9 @@ def _class_table() -> bytes:
     return bytes(table)
 
 
-_CLASS = _class_table()
+_CLASS_OF_BYTE = _class_table()
 
-_INT_PAIRS = {
+_INT_FOLLOWERS = {
     _OPEN: (_OPEN, _CLOSE, _DIGIT, _ZERO, _MINUS),
     _DIGIT: (_DIGIT, _ZERO, _COMMA, _CLOSE),
     _ZERO: (_DIGIT, _ZERO, _COMMA, _CLOSE),  # a leading zero followed by a digit is refused separately
@@ -45,17 +46,17 @@ _INT_PAIRS = {
     _SPACE: (_DIGIT, _ZERO, _MINUS, _OPEN),  # only ever right after a comma (see _matrix_row_lengths)
     _CLOSE: (_COMMA, _CLOSE),
 }
-_NUMBER_PAIRS = {
-    **_INT_PAIRS,
-    _DIGIT: (*_INT_PAIRS[_DIGIT], _POINT, _EXPONENT),
-    _ZERO: (*_INT_PAIRS[_ZERO], _POINT, _EXPONENT),
+_NUMBER_FOLLOWERS = {
+    **_INT_FOLLOWERS,
+    _DIGIT: (*_INT_FOLLOWERS[_DIGIT], _POINT, _EXPONENT),
+    _ZERO: (*_INT_FOLLOWERS[_ZERO], _POINT, _EXPONENT),
     _POINT: (_DIGIT, _ZERO),
     _EXPONENT: (_DIGIT, _ZERO, _MINUS, _PLUS),
     _PLUS: (_DIGIT, _ZERO),
 }
 
 
-def _pair_table(pairs: dict[int, tuple[int, ...]]) -> bytes:
+def _class_pair_table(pairs: dict[int, tuple[int, ...]]) -> bytes:
     """Maps a pair code (first class << 4 | second class) to 1 when the pair may occur, else 0."""
     table = bytearray(256)
     for first, nexts in pairs.items():
@@ -64,8 +65,8 @@ def _pair_table(pairs: dict[int, tuple[int, ...]]) -> bytes:
     return bytes(table)
 
 
-_INT_PAIR_OK = _pair_table(_INT_PAIRS)
-_NUMBER_PAIR_OK = _pair_table(_NUMBER_PAIRS)
+_INT_CLASS_PAIR_ALLOWED = _class_pair_table(_INT_FOLLOWERS)
+_NUMBER_CLASS_PAIR_ALLOWED = _class_pair_table(_NUMBER_FOLLOWERS)
 
 
 def _between(values: np.ndarray, low: int, high: int) -> np.ndarray:
@@ -102,14 +103,14 @@ _VALID, _ZERO_DIGIT, _START_ZERO, _MINUS_ZERO, _START_MINUS = 1, 2, 4, 16, 32
 _STARTS = b",[ "
 
 
-def _raw_pair_table(pairs: dict[int, tuple[int, ...]]) -> np.ndarray:
+def _byte_pair_flags_table(pairs: dict[int, tuple[int, ...]]) -> np.ndarray:
     table = np.zeros(1 << 16, dtype=np.uint8)
     for first in range(256):
-        first_class = _CLASS[first]
+        first_class = _CLASS_OF_BYTE[first]
         if first_class == _BAD or (first_class == _SPACE and first != ord(" ")):
             continue
         for second in range(256):
-            second_class = _CLASS[second]
+            second_class = _CLASS_OF_BYTE[second]
             if second_class == _BAD or (second_class == _SPACE and second != ord(" ")):
                 continue
             if second_class not in pairs.get(first_class, ()):
@@ -127,17 +128,17 @@ def _raw_pair_table(pairs: dict[int, tuple[int, ...]]) -> np.ndarray:
     return table
 
 
-def _repeated_marks_table() -> np.ndarray:
+def _not_repeated_marks_table() -> np.ndarray:
     table = np.ones(1 << 16, dtype=np.uint8)
     for pair in (b"..", b"ee", b"eE", b"Ee", b"EE", b"e.", b"E."):
         table[pair[1] << 8 | pair[0]] = 0
     return table
 
 
-_INT_RAW_PAIRS = _raw_pair_table(_INT_PAIRS)
-_NUMBER_RAW_PAIRS = _raw_pair_table(_NUMBER_PAIRS)
-_KEEP_MARKS = bytes(range(256)).translate(None, b".eE,[]")  # delete all but marks and separators
-_MARK_PAIRS = _repeated_marks_table()
+_INT_BYTE_PAIR_FLAGS = _byte_pair_flags_table(_INT_FOLLOWERS)
+_NUMBER_BYTE_PAIR_FLAGS = _byte_pair_flags_table(_NUMBER_FOLLOWERS)
+_DELETE_ALL_BUT_MARKS = bytes(range(256)).translate(None, b".eE,[]")  # delete all but marks and separators
+_NOT_REPEATED_MARKS = _not_repeated_marks_table()
 
 
 def _pair_flags(text: bytes, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -162,10 +163,11 @@ def _has_leading_zero(first: np.ndarray, second: np.ndarray, third: np.ndarray) 
 
 
 def _compact_row_lengths(text: bytes, *, integers: bool) -> list[int] | None:
+    """Row lengths of a matrix in json.dumps's layout; None for any other layout or a doubt."""
     n = len(text)
     if n < 4 or text[:2] != b"[[" or text[-2:] != b"]]":
         return None
-    even, odd = _pair_flags(text, _INT_RAW_PAIRS if integers else _NUMBER_RAW_PAIRS)
+    even, odd = _pair_flags(text, _INT_BYTE_PAIR_FLAGS if integers else _NUMBER_BYTE_PAIR_FLAGS)
     if not (even.all() and odd.all()):
         return None
     # After even pair k (bytes 2k, 2k+1) come odd pair k and even pair k + 1; after odd pair k
@@ -176,8 +178,8 @@ def _compact_row_lengths(text: bytes, *, integers: bool) -> list[int] | None:
     if not integers:
         # At most one "." then one exponent per number: with digits and signs deleted, two
         # marks of one number become neighbours.
-        marks = text.translate(None, _KEEP_MARKS)
-        if len(marks) > 1 and not all(flags.all() for flags in _pair_flags(marks, _MARK_PAIRS)):
+        marks = text.translate(None, _DELETE_ALL_BUT_MARKS)
+        if len(marks) > 1 and not all(flags.all() for flags in _pair_flags(marks, _NOT_REPEATED_MARKS)):
             return None
 
     # Rows: "[" ... "]" joined by "," or ", ", no brackets inside a row. Neighbour pairs already
@@ -202,15 +204,18 @@ def _compact_row_lengths(text: bytes, *, integers: bool) -> list[int] | None:
     return ((commas + 1) * non_empty).tolist()
 
 
-_NOT_BRACKETS = bytes(code for code in range(256) if code not in (_OPEN, _CLOSE))
-_NOT_MARKS = bytes((_DIGIT, _ZERO, _MINUS, _PLUS))  # deleting these leaves ".", "e" and separators
+_DELETE_CLASSES_BUT_BRACKETS = bytes(code for code in range(256) if code not in (_OPEN, _CLOSE))
+_DIGIT_AND_SIGN_CLASSES = bytes((_DIGIT, _ZERO, _MINUS, _PLUS))  # deleting these leaves ".", "e" and separators
 _WHITESPACE = bytes((_SPACE,))
 # One class as a byte string, to search the translated text for it.
-_POINT_CLASS, _EXPONENT_CLASS, _PLUS_CLASS, _COMMA_CLASS = (bytes((kind,)) for kind in (_POINT, _EXPONENT, _PLUS, _COMMA))
+_POINT_CLASS, _EXPONENT_CLASS = bytes((_POINT,)), bytes((_EXPONENT,))
+_PLUS_CLASS, _COMMA_CLASS = bytes((_PLUS,)), bytes((_COMMA,))
 
 
 def _matrix_row_lengths(text: bytes, *, integers: bool) -> list[int] | None:
-    classes = text.translate(_CLASS)
+    """Row lengths of a matrix in any whitespace layout, checked on character classes; None
+    when not proven."""
+    classes = text.translate(_CLASS_OF_BYTE)
     if bytes((_BAD,)) in classes:
         return None
     if integers and (_POINT_CLASS in classes or _EXPONENT_CLASS in classes or _PLUS_CLASS in classes):
@@ -240,12 +245,12 @@ def _matrix_row_lengths(text: bytes, *, integers: bool) -> list[int] | None:
         return None
     inner = classes[1:-1]
     rows = inner.split(row_separator)
-    if inner.translate(None, _NOT_BRACKETS) != bytes((_OPEN, _CLOSE)) * len(rows):
+    if inner.translate(None, _DELETE_CLASSES_BUT_BRACKETS) != bytes((_OPEN, _CLOSE)) * len(rows):
         return None
 
     # Neighbours: every adjacent pair must be one that valid JSON numbers and arrays produce.
     pairs = (char_class[:-1] << np.uint8(4)) | char_class[1:]
-    allowed = _INT_PAIR_OK if integers else _NUMBER_PAIR_OK
+    allowed = _INT_CLASS_PAIR_ALLOWED if integers else _NUMBER_CLASS_PAIR_ALLOWED
     if b"\x00" in pairs.tobytes().translate(allowed):  # 0 marks a pair that may not occur
         return None
 
@@ -264,7 +269,7 @@ def _matrix_row_lengths(text: bytes, *, integers: bool) -> list[int] | None:
     if not integers and (_POINT_CLASS in classes or _EXPONENT_CLASS in classes):
         # At most one "." and one exponent per number, "." first: with digits and signs
         # deleted, two marks of one number become adjacent.
-        marks = classes.translate(None, _NOT_MARKS)
+        marks = classes.translate(None, _DIGIT_AND_SIGN_CLASSES)
         if _POINT_CLASS * 2 in marks or _EXPONENT_CLASS * 2 in marks or _EXPONENT_CLASS + _POINT_CLASS in marks:
             return None
 
