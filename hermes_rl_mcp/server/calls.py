@@ -22,6 +22,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from hermes_rl_mcp.core.errors import ControlError, excerpt
+from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.runs.errors import RunError
 
 T = TypeVar("T")
@@ -42,7 +43,7 @@ class Refusal(BaseModel):
     reason: str = Field(description="What was wrong and what is valid.")
 
 
-class Refused(ToolError):
+class Refused(HermesRLError, ToolError):
     """Raised inside a tool for a correctable mistake; the server answers with a ``Refusal``."""
 
     def __init__(self, kind: str, reason: str) -> None:
