@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hermes_rl_mcp import settings, yaml_text
+from hermes_rl_mcp.backend_names import DEFAULT_BACKEND, TINKER
 from hermes_rl_mcp.core.errors import EndpointUnavailable, NoCheckpoint, UnknownEndpoint, excerpt
 from hermes_rl_mcp.run_document import LOCAL_API_KEY, LOCAL_MODEL_NAME, RunDocument
 from hermes_rl_mcp.runs.childenv import minimal_environment
@@ -62,7 +63,7 @@ class Endpoint(BaseModel):
     key_variable: str | None = Field(None, description="The variable holding the endpoint's key (its name, never its value).")
     run_id: str | None = None
     step: int | None = None
-    backend: str = "local"
+    backend: str = DEFAULT_BACKEND
     checkpoint: str | None = Field(None, description="The checkpoint archive or the tinker:// sampler weights served.")
     seed: int | None = Field(None, description="The local policy's initialisation seed (trainer.seed), for 'local'.")
     hidden_size: int | None = Field(None, description="The local policy's width (trainer.hidden_size), for 'local'.")
@@ -132,12 +133,12 @@ def resolve_named(name: str, document: RunDocument | None = None) -> Endpoint:
 def resolve_checkpoint(results: Any, step: int | None = None) -> Endpoint:
     """A run's final checkpoint (else its latest), or the one at ``step``, from ``runs.get_results``."""
     usable = [c for c in results.checkpoints if c.exists is not False]
-    if results.backend == "tinker":
+    if results.backend == TINKER:
         usable = [c for c in usable if c.sampler_path]
     if not usable:
         raise NoCheckpoint(
             f"run {results.run_id} ({results.status}) has no checkpoint to serve yet"
-            + ("; tinker runs are served from their saved sampler weights" if results.backend == "tinker" else "")
+            + ("; tinker runs are served from their saved sampler weights" if results.backend == TINKER else "")
             + ". Checkpoints are written every trainer.checkpoint_interval steps and at the end; check again later or pick another run"
         )
     if step is None:
@@ -150,10 +151,10 @@ def resolve_checkpoint(results: Any, step: int | None = None) -> Endpoint:
             raise NoCheckpoint(f"run {results.run_id} has no checkpoint at step {step}; its checkpoints are at steps {steps}")
         chosen = matching[-1]
     trainer = results.config.get("trainer") or {}
-    if results.backend == "tinker":
+    if results.backend == TINKER:
         return Endpoint(
             name=f"run {results.run_id} step {chosen.step}", kind="checkpoint", model=str(trainer.get("base_model", "")),
-            run_id=results.run_id, step=chosen.step, backend="tinker", checkpoint=chosen.sampler_path,
+            run_id=results.run_id, step=chosen.step, backend=TINKER, checkpoint=chosen.sampler_path,
         )
     return Endpoint(
         name=f"run {results.run_id} step {chosen.step}", kind="checkpoint", model=LOCAL_MODEL_NAME,
@@ -220,7 +221,7 @@ def serving(endpoint: Endpoint, work_dir: Path, *, ready: bool = True) -> Iterat
 
 
 def _wait_healthy(process: subprocess.Popen[bytes], url: str, log_path: Path, endpoint: Endpoint) -> None:
-    timeout = TINKER_START_TIMEOUT_S if endpoint.backend == "tinker" else START_TIMEOUT_S
+    timeout = TINKER_START_TIMEOUT_S if endpoint.backend == TINKER else START_TIMEOUT_S
     deadline = time.monotonic() + timeout
     while not http_ok(url):
         code = process.poll()

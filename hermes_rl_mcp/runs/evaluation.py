@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_rl_mcp.backend_names import DEFAULT_BACKEND, TINKER
 from hermes_rl_mcp.runs.backends import WANDB_VARIABLES, Backend, ComponentSpec, LocalBackend, Ports
 from hermes_rl_mcp.runs.errors import BackendUnavailable
 
@@ -27,7 +28,7 @@ def policy_argv(
     port: int,
     *,
     checkpoint: str | None = None,
-    backend: str = "local",
+    backend: str = DEFAULT_BACKEND,
     base_model: str | None = None,
     seed: int = 0,
     hidden_size: int = 64,
@@ -38,7 +39,7 @@ def policy_argv(
     argv = [sys.executable, "-m", "hermes_rl_mcp", "policy", "--port", str(port), "--temperature", str(temperature)]
     if checkpoint is None:
         return [*argv, "--init", "--seed", str(seed), "--hidden-size", str(hidden_size)], ()
-    if backend == "tinker":
+    if backend == TINKER:
         from hermes_rl_mcp.runs.tinker_backend import COMPONENT_VARIABLES
 
         return [*argv, "--tinker-sampler", checkpoint, "--base-model", str(base_model)], COMPONENT_VARIABLES
@@ -57,7 +58,7 @@ class EvaluationJob:
         LocalBackend().check(config, environ)  # the environment file runs on this machine
         if config.run.evaluates is None:
             raise BackendUnavailable("an evaluation needs run.evaluates: the checkpoint to serve")
-        if self.name == "tinker" and not environ.get("TINKER_API_KEY"):
+        if self.name == TINKER and not environ.get("TINKER_API_KEY"):
             raise BackendUnavailable(
                 "evaluating a tinker checkpoint needs TINKER_API_KEY in the server's environment, as training did"
             )
@@ -73,7 +74,7 @@ class EvaluationJob:
         return [
             ComponentSpec(
                 name="trainer", argv=argv, port_role="policy", health_url=f"http://127.0.0.1:{ports.policy}/health",
-                ready_timeout=600.0 if self.name == "tinker" else 120.0, extra_env_keys=variables,
+                ready_timeout=600.0 if self.name == TINKER else 120.0, extra_env_keys=variables,
             ),
             ComponentSpec(
                 name="env", argv=[sys.executable, env_file, "evaluate", "--config", str(config_path)],
