@@ -25,8 +25,8 @@ import anyio
 
 from hermes_rl_mcp import yaml_text
 from hermes_rl_mcp.sdk.base import BaseEnv
+from hermes_rl_mcp.sdk.env_types import PROMPT_MASK
 
-PROMPT_MASK = -100
 SHOWN_COMPLETIONS = 4  # completions shown per group; the scores cover all of them
 SHOWN_CHARS = 200
 
