@@ -292,7 +292,7 @@ def test_a_wandb_server_that_answers_health_but_hangs_costs_training_nothing(
         began = time.monotonic()
         for step in range(1, 21):
             log.log(step, {"train/loss": 1.0 / step})
-        assert time.monotonic() - began < 1.0, "logging waited on W&B"
+        assert time.monotonic() - began < 3.0, "logging waited on W&B (its start-up is held 4 s here)"
         deadline = time.monotonic() + 30
         while not (read_notes(tmp_path / "notes.jsonl") and (helpers := own_descendants())):  # offline now
             assert time.monotonic() < deadline, "W&B never fell back to offline with its service running"

@@ -131,10 +131,10 @@ def cli(*args: str, timeout: float = 20) -> subprocess.CompletedProcess[str]:
 
 
 def test_run_starts_at_once_reaches_running_and_completes_with_results(state: Path) -> None:
-    began = time.monotonic()
     started = start_run(run_config(total_steps=20, finish=True), state=state)
-    assert time.monotonic() - began < 2.0
+    # It returns before the components are up (not timed: a loaded machine is slow at both).
     assert started.status == "starting"
+    assert check_status(started.run_id, state=state).status == "starting"
     assert started.log_uris["trainer"] == f"rl://runs/{started.run_id}/logs/trainer"
     assert Path(started.config_path).is_file()
 
