@@ -78,11 +78,11 @@ def test_every_numeric_field_is_bounded_at_both_ends(backend: str) -> None:
                 editable = structured(await client.call_tool("rl_get_current_config", {}))["editable"]
                 unbounded = []
                 for name, field in editable.items():
-                    kinds = field["type"].get("type")
+                    kinds = field.get("type")
                     kinds = kinds if isinstance(kinds, list) else [kinds]
                     if {"integer", "number"} & set(kinds):
-                        low = {"minimum", "exclusiveMinimum"} & set(field["type"])
-                        high = {"maximum", "exclusiveMaximum"} & set(field["type"])
+                        low = {"minimum", "exclusiveMinimum"} & set(field)
+                        high = {"maximum", "exclusiveMaximum"} & set(field)
                         if not (low and high):
                             unbounded.append(name)
                 assert not unbounded, f"{environment} on {backend}: numeric fields without both bounds: {unbounded}"

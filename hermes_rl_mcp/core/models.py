@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 
-from pydantic import BaseModel, Field, WithJsonSchema, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_serializer
 
 # A config value: any JSON value, declared with the JSON types it may take, so that clients (and
 # model providers that turn an untyped parameter into a string) see what a value may be. One
@@ -42,8 +42,23 @@ class EnvironmentList(BaseModel):
     selected: str | None = Field(None, description="The currently selected environment, if any.")
 
 
+def _field_answer_schema(schema: dict[str, Any]) -> None:
+    """An answer's field is the field's JSON Schema (type, bounds, enum...) with its value beside it."""
+    properties = schema["properties"]
+    properties["type"] = {
+        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+        "description": "JSON type of the value (absent when any JSON value is accepted); the other JSON "
+        "Schema keywords of the field (minimum, maximum, enum, items...) stand beside it.",
+    }
+    schema["required"] = ["value"]
+    schema["additionalProperties"] = True
+
+
 class ConfigField(BaseModel):
-    """One editable field. Keys that would only repeat another key are left out of answers, to keep them lean."""
+    """One editable field. Answered as the field's own JSON Schema (``type``, bounds, ``enum``...)
+    with ``value`` beside it; keys that would only repeat another key are left out, to keep it lean."""
+
+    model_config = ConfigDict(json_schema_extra=_field_answer_schema)
 
     type: dict[str, Any] = Field(description="JSON Schema of the field's type and constraints.")
     value: ConfigValue = Field(description="Current value: the one a run started now would use.")
@@ -67,7 +82,8 @@ class ConfigField(BaseModel):
             data.pop("description")
         if not self.edited:
             data.pop("edited")
-        return data
+        # Flattened: {"type": "integer", "minimum": 1, ..., "value": 8} rather than a nested schema.
+        return {**data.pop("type"), **data}
 
 
 class CurrentConfig(BaseModel):

@@ -47,8 +47,8 @@ def register_control_tools(server: MCPServer, control: ControlPlane) -> None:
         annotations=READ_ONLY,
         description=(
             "Step 3: show the selected environment's training config. `editable` maps each field name "
-            "(env.*, trainer.*, openai.*, run.backend) to its JSON Schema type, current value, "
-            "description, and its default when the value differs; `locked` lists the infrastructure "
+            "(env.*, trainer.*, openai.*, run.backend) to its JSON Schema (type, bounds, enum) with its "
+            "current value, description, and its default when the value differs; `locked` lists the infrastructure "
             "values the backend sets, which cannot be edited. Next: rl_edit_config(field, value), then "
             "rl_start_training."
         ),
