@@ -71,19 +71,20 @@ class ConfigField(BaseModel):
     description: str = ""
     edited: bool = Field(False, description="Shown, as true, when the value comes from an rl_edit_config edit.")
 
-    @model_serializer(mode="wrap")
-    def _lean(self, serialize: Any) -> dict[str, Any]:
-        data = serialize(self)
-        if self.value == self.default:
-            data.pop("default")
-        if self.class_default == self.default:
-            data.pop("class_default")
-        if not self.description:
-            data.pop("description")
-        if not self.edited:
-            data.pop("edited")
+    @model_serializer(mode="plain")
+    def _lean(self) -> dict[str, Any]:
         # Flattened: {"type": "integer", "minimum": 1, ..., "value": 8} rather than a nested schema.
-        return {**data.pop("type"), **data}
+        # Built by hand: every value is plain JSON already, and an answer holds dozens of fields.
+        data = {**self.type, "value": self.value}
+        if self.value != self.default:
+            data["default"] = self.default
+        if self.class_default != self.default:
+            data["class_default"] = self.class_default
+        if self.description:
+            data["description"] = self.description
+        if self.edited:
+            data["edited"] = True
+        return data
 
 
 class CurrentConfig(BaseModel):
