@@ -118,6 +118,6 @@ def test_a_run_whose_disk_fills_up_fails_with_the_disk_as_its_reason(small_disk:
     fill(small_disk)
     ended = wait_for(started.run_id, small_disk, lambda s: s.status in TERMINAL_STATES, timeout=30)
     assert ended.status == "failed", ended.reason
-    assert f"the disk holding" in ended.reason and "free" in ended.reason, ended.reason
+    assert "the disk holding" in ended.reason and "free" in ended.reason, ended.reason
     assert not wait_gone(pids), "every process of the failed run is gone"
     assert check_status(started.run_id, state=small_disk).status == "failed"

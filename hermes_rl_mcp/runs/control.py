@@ -86,7 +86,7 @@ def start_run(config: RunDocument | dict[str, Any], *, state: Path | None = None
     Returns at once with status ``starting``; the supervisor brings the components up.
     """
     document = _check_run_config(config)
-    environment, backend_name = document.run.environment, document.run.backend
+    environment = document.run.environment
     assert environment is not None
     backend = job_backend(document)
     backend.check(document, os.environ)

@@ -186,7 +186,7 @@ class Registry:
                 if aside is None and not directories:
                     return db  # a first start: nothing was lost
                 what = "was missing" if aside is None else (
-                    f"was empty (0 bytes)" if size == 0 else f"was damaged ({damage})")
+                    "was empty (0 bytes)" if size == 0 else f"was damaged ({damage})")
                 where = "" if aside is None else f" and was moved to {aside}"
                 note = (
                     f"the run registry {self.path} {what}{where}; it was rebuilt from the "

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from hermes_rl_mcp import run_document
 from hermes_rl_mcp.run_document import RunDocument

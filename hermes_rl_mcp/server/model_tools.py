@@ -33,7 +33,7 @@ def register_model_tools(server: MCPServer, control: ControlPlane) -> None:
             "groups whose scores differ (only those teach), the mean score and the time taken. The policy is "
             "an endpoint by name ('local', the local policy as a run would start it, the default; or a name "
             "the operator configured) or a run's checkpoint (run_id, optional step). Bounded by "
-            f"time_limit_seconds. Next: rl_edit_config to adjust, rl_start_training to train."
+            "time_limit_seconds. Next: rl_edit_config to adjust, rl_start_training to train."
         ),
     )
     async def rl_test_inference(
