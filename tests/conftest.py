@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,20 @@ def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("wheel")
     return install_wheel(build_wheel(root / "dist"), root / "venv")
+
+
+@pytest.fixture(scope="module")
+def engine_paths() -> dict:
+    """The self-hosted Tinker engine, set up (once per machine, cached) for the module's tests."""
+    import tinker_engine
+
+    return tinker_engine.engine_paths()
+
+
+@pytest.fixture(scope="module")
+def engine(engine_paths: dict) -> Iterator:
+    """SkyRL tx running on loopback for one test module; ended after it."""
+    import tinker_engine
+
+    with tinker_engine.start(engine_paths) as running:
+        yield running

@@ -6,27 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import httpx
-import pytest
 
 import tinker_engine
 from hermes_rl_mcp.core.endpoints import Endpoint, serving
 from hermes_rl_mcp.runs.procs import descendants
-
-
-@pytest.fixture(scope="module")
-def engine_paths() -> dict:
-    return tinker_engine.engine_paths()
-
-
-@pytest.fixture(scope="module")
-def engine(engine_paths: dict) -> Iterator:
-    with tinker_engine.start(engine_paths) as running:
-        yield running
 
 
 def test_saved_sampler_weights_are_served_with_token_ids(engine, engine_paths: dict, tmp_path: Path, monkeypatch) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -30,17 +29,6 @@ RUN_EDITS = {
     "env.total_steps": 20,
     "env.steps_per_eval": 10,
 }
-
-
-@pytest.fixture(scope="module")
-def engine_paths() -> dict:
-    return tinker_engine.engine_paths()
-
-
-@pytest.fixture(scope="module")
-def engine(engine_paths: dict) -> Iterator:
-    with tinker_engine.start(engine_paths) as running:
-        yield running
 
 
 @pytest.fixture

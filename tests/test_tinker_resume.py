@@ -5,11 +5,9 @@ learned, not the base model. Brief on purpose: two adapters, one optimiser step.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
-import pytest
 
 import tinker_engine
 from hermes_rl_mcp.trainer.policy_server import SamplingRequest
@@ -18,17 +16,6 @@ from hermes_rl_mcp.trainer.tinker_learner import TinkerLearner
 
 PROMPT = [{"role": "user", "content": "Say yes."}]
 PROBE = SamplingRequest(n=2, max_tokens=6, temperature=1.0, seed=11)
-
-
-@pytest.fixture(scope="module")
-def engine_paths() -> dict:
-    return tinker_engine.engine_paths()
-
-
-@pytest.fixture(scope="module")
-def engine(engine_paths: dict) -> Iterator:
-    with tinker_engine.start(engine_paths) as running:
-        yield running
 
 
 async def probe(learner: TinkerLearner) -> list[tuple[list[int], list[float]]]:

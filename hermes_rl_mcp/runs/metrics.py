@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_rl_mcp.runs.models import BestMetric, MetricPoint
+from hermes_rl_mcp.runs.tail import json_object
 
 HISTORY_POINTS = 40
 # Status reads backwards from the end in blocks until every wanted metric is seen or this
@@ -64,7 +65,7 @@ def latest_metrics(path: Path, names: tuple[str, ...]) -> tuple[int, dict[str, t
                 missing = [name for name in wanted if name not in found and wanted[name] in raw]
                 if not missing and steps_seen >= _STEP_LINES:
                     continue
-                record = _parse(raw)
+                record = json_object(raw)
                 step = _step(record) if record is not None else None
                 if record is None or step is None:
                     continue
@@ -80,14 +81,6 @@ def latest_metrics(path: Path, names: tuple[str, ...]) -> tuple[int, dict[str, t
     return top_step, found
 
 
-def _parse(raw: bytes) -> dict[str, Any] | None:
-    if not raw.strip():
-        return None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def metric_goal(name: str) -> str:
@@ -137,4 +130,3 @@ def downsample(points: list[MetricPoint], limit: int) -> list[MetricPoint]:
     last = len(points) - 1
     indices = sorted({round(i * last / (limit - 1)) for i in range(limit)})
     return [points[i] for i in indices]
-

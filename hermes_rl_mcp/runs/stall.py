@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_rl_mcp.runs.procs import ProcStat
-from hermes_rl_mcp.runs.tail import read_if_present
+from hermes_rl_mcp.runs.tail import json_object, read_if_present
 
 FIRST_STEP_FACTOR = 2.0
 QUIET_VARIABLE = "HERMES_RL_STALL_AFTER_S"
@@ -129,10 +129,4 @@ def write_stall(path: Path, stall: dict[str, Any] | None) -> None:
 
 def read_stall(path: Path) -> dict[str, Any] | None:
     raw = read_if_present(path)
-    if raw is None:
-        return None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    return None if raw is None else json_object(raw)

@@ -96,3 +96,14 @@ def read_if_present(path: Path) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def json_object(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object in ``raw``; None for blank text, invalid JSON or any other JSON value."""
+    if not raw.strip():
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
