@@ -139,7 +139,8 @@ class RawStdioClient:
 
     The SDK's client validates every structured result against the tool's output schema with
     jsonschema, which for a result of a few kB costs more than the server does; this client
-    measures the server and the pipe alone.
+    measures the server and the pipe alone: the clock stops when the reply's line has arrived,
+    before it is parsed.
     """
 
     def __init__(self, params: StdioServerParameters) -> None:
@@ -157,13 +158,23 @@ class RawStdioClient:
         self.process.stdin.flush()
 
     def request(self, method: str, params: dict) -> dict:
+        return self.parse(self.request_line(method, params))
+
+    def request_line(self, method: str, params: dict) -> bytes:
+        """The raw line of the reply: what the server wrote, before any parsing on this side."""
         self.next_id += 1
         self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        reply_prefix = f'{{"jsonrpc":"2.0","id":{self.next_id},'.encode()
         while True:
-            message = json.loads(self.process.stdout.readline())
-            if message.get("id") == self.next_id:
-                assert "error" not in message, message
-                return message["result"]
+            line = self.process.stdout.readline()
+            if line.startswith(reply_prefix):
+                return line
+
+    @staticmethod
+    def parse(line: bytes) -> dict:
+        message = json.loads(line)
+        assert "error" not in message, message
+        return message["result"]
 
     def close(self) -> None:
         self.process.stdin.close()
@@ -180,8 +191,9 @@ def time_raw_calls(state: Path, run_id: str) -> dict[str, tuple[float, float]]:
             for round_ in range(CALLS + 20):
                 for kind, client, name, arguments in (("bare", bare, "echo", {"text": "hello"}), ("ours", ours, tool, args)):
                     started = time.perf_counter()
-                    result = client.request("tools/call", {"name": name, "arguments": arguments})
+                    line = client.request_line("tools/call", {"name": name, "arguments": arguments})
                     elapsed = time.perf_counter() - started
+                    result = client.parse(line)  # checked after the clock stops: parsing is the client's cost
                     assert not result.get("isError") and not (result.get("structuredContent") or {}).get("refused"), result
                     if round_ >= 20:
                         samples[kind].append(elapsed)

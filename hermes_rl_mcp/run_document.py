@@ -183,13 +183,18 @@ def from_data(data: Any) -> RunDocument:
 
 
 def load(path: Path) -> RunDocument:
-    """The document at ``path``; cached by the file's identity (a rename-replaced file is re-read)."""
+    """The document at ``path``, the caller's own copy to change."""
+    return peek(path).model_copy(deep=True)
+
+
+def peek(path: Path) -> RunDocument:
+    """The document at ``path`` as cached by the file's identity (a rename-replaced file is
+    re-read): shared between callers, so only for reading."""
     try:
         stat = os.stat(path)
     except FileNotFoundError:
         raise RunDocumentError(f"config file {path} does not exist") from None
-    document = _load(str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
-    return document.model_copy(deep=True)
+    return _load(str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=64)

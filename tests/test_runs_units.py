@@ -61,6 +61,13 @@ def test_latest_metrics_finds_rare_metrics_beyond_the_last_block(tmp_path: Path)
     assert "reward/mean" not in found
     assert latest_metrics(tmp_path / "missing.jsonl", ("train/loss",)) == (0, {})
 
+    with open(path, "a") as handle:  # the line being written is finished: the next read sees it
+        handle.write('ss": 0.5, "reward/mean": 0.75}\n')
+    step, found = latest_metrics(path, ("train/loss", "eval/percent_correct", "reward/mean"))
+    assert step == 3000 and found["train/loss"] == (0.5, 3000) and found["reward/mean"] == (0.75, 3000)
+    (tmp_path / "missing.jsonl").write_text(json.dumps({"step": 7, "train/loss": 0.1}) + "\n")
+    assert latest_metrics(tmp_path / "missing.jsonl", ("train/loss",)) == (7, {"train/loss": (0.1, 7)})
+
 
 def test_summaries_keep_first_and_last_points_and_rank_by_metric_kind() -> None:
     records = [{"step": s, "time": 0, "train/loss": 10 - s / 100, "eval/percent_correct": (s % 17) / 17} for s in range(1, 1001)]
@@ -95,6 +102,19 @@ def test_secret_names_and_values_are_redacted_everywhere() -> None:
     assert clean["trainer"]["password"] is None
     assert document["openai"][0]["api_key"] == "sk-1"  # the input is not modified
     assert redact_text("key=abcdef123456;", secrets) == f"key={REDACTED};"
+
+
+def test_a_secret_set_in_the_process_environment_is_redacted_from_the_next_call_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process's secrets are found again whenever its environment changes, however it changes."""
+    text = "first=first-secret-value second=second-secret-value"
+    assert redact_text(text) == text
+    monkeypatch.setenv("SERVICE_API_KEY", "first-secret-value")
+    assert redact_text(text) == f"first={REDACTED} second=second-secret-value"
+    monkeypatch.setenv("SERVICE_API_KEY", "second-secret-value")  # same names, another value
+    assert redact_text(text) == f"first=first-secret-value second={REDACTED}"
+    monkeypatch.delenv("SERVICE_API_KEY")
+    monkeypatch.setenv("OTHER_TOKEN", "first-secret-value")  # one name gone, another come: same count
+    assert redact_text(text) == f"first={REDACTED} second=second-secret-value"
 
 
 def test_minimal_environment_passes_only_what_components_need() -> None:
@@ -189,7 +209,7 @@ def test_a_run_document_names_each_wrong_field() -> None:
     assert from_data({"run": {"backend": "cluster"}, "trainer": {"nodes": 4}}).trainer == {"nodes": 4}
 
 
-def test_results_follow_every_change_to_the_runs_files(tmp_path: Path) -> None:
+def test_results_follow_every_change_to_the_runs_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Results read a run's files once per change: each append, replacement or new file shows."""
     from hermes_rl_mcp.run_document import from_data, write
     from hermes_rl_mcp.runs import get_results
@@ -228,3 +248,18 @@ def test_results_follow_every_change_to_the_runs_files(tmp_path: Path) -> None:
 
     (paths.wandb / "offline-run-1").mkdir(parents=True)
     assert get_results(paths.run_id, state=state).wandb.mode == "offline"
+
+    append(paths.notes, {"component": "trainer", "note": "learning rate lowered"})
+    assert get_results(paths.run_id, state=state).notes == ["trainer: learning rate lowered"]
+
+    paths.lineage.write_text(json.dumps({"run_id": "r-20260101-0000-000000", "step": 4, "checkpoint": "c"}))
+    assert get_results(paths.run_id, state=state).resumed_from.step == 4
+
+    monkeypatch.setenv("DEMO_API_KEY", "learning rate lowered")  # a secret that happens to be in a note
+    assert get_results(paths.run_id, state=state).notes == [f"trainer: {REDACTED}"]
+
+    with Registry(state) as registry:
+        registry.transition(paths.run_id, "failed", "trainer exited 1", from_states=("starting",), ended_at=time.time())
+    ended = get_results(paths.run_id, state=state)
+    assert ended.status == "failed" and [event.status for event in ended.events][-1] == "failed"
+    assert get_results(paths.run_id, state=state) is ended  # nothing changed since: the same answer

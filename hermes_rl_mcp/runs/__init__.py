@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from hermes_rl_mcp.runs.control import (
         check_status,
         get_results,
+        kept_results,
         list_runs,
         read_log,
         run_events,
@@ -52,7 +53,8 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
-        ["check_status", "get_results", "list_runs", "read_log", "run_events", "start_run", "stop_run"], "control"
+        ["check_status", "get_results", "kept_results", "list_runs", "read_log", "run_events", "start_run", "stop_run"],
+        "control",
     ),
     **dict.fromkeys(
         ["BackendUnavailable", "InvalidArgument", "InvalidRunConfig", "InvalidRunId", "LogNotAvailable", "RunError", "UnknownRun"],

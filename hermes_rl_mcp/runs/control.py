@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -28,6 +29,7 @@ from hermes_rl_mcp.runs.backends import LocalBackend, job_backend, resolve_backe
 from hermes_rl_mcp.runs.childenv import minimal_environment
 from hermes_rl_mcp.runs.errors import BackendUnavailable, DiskFull, InvalidArgument, InvalidRunConfig, LogNotAvailable, RunError, UnknownRun
 from hermes_rl_mcp.runs.evaluation import EVALUATION_COMPONENTS
+from hermes_rl_mcp.runs.file_memo import Kept, identity
 from hermes_rl_mcp.runs.ids import new_run_id, validate_run_id
 from hermes_rl_mcp.runs.layout import RunPaths
 from hermes_rl_mcp.runs.lineage import read_lineage, record_lineage
@@ -58,7 +60,7 @@ from hermes_rl_mcp.runs.models import (
     log_uri,
 )
 from hermes_rl_mcp.runs.procs import is_same_process, kill_all, marked_processes, start_time_of, terminate_trees
-from hermes_rl_mcp.runs.redact import redact_data, redact_text
+from hermes_rl_mcp.runs.redact import environment_secrets, redact_data, redact_text
 from hermes_rl_mcp.runs.recovery import run_directories
 from hermes_rl_mcp.runs.registry import LOST_ROW, Registry
 from hermes_rl_mcp.runs.tail import tail_lines
@@ -268,7 +270,7 @@ def check_status(run_id: str, *, state: Path | None = None) -> RunStatus:
 
 def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
     run_id = row["id"]
-    paths = RunPaths.of(Path(row["run_dir"]).parent.parent, run_id)
+    paths = RunPaths.at(row["run_dir"])
     now = time.time()
     recorded = registry.components(run_id)
     components: dict[str, ComponentStatus] = {}
@@ -325,7 +327,7 @@ def _with_disk_note(row: dict[str, Any]) -> str | None:
 
 def _is_evaluation(paths: RunPaths) -> bool:
     try:
-        return run_document.load(paths.config).run.job == "evaluate"
+        return run_document.peek(paths.config).run.job == "evaluate"
     except (OSError, run_document.RunDocumentError):
         return False
 
@@ -373,7 +375,7 @@ def list_runs(status: str | None = None, *, state: Path | None = None) -> RunLis
 
 
 def _summary(row: dict[str, Any]) -> RunSummary:
-    resumed_from = read_lineage(RunPaths(Path(row["run_dir"])))
+    resumed_from = read_lineage(RunPaths.at(row["run_dir"]))
     step = max(row["step"] or 0, resumed_from.step if resumed_from else 0)
     return RunSummary(
         run_id=row["id"], environment=row["environment"], backend=row["backend"], status=row["status"],
@@ -438,17 +440,58 @@ def stop_run(run_id: str, *, state: Path | None = None) -> StopResult:
 
 
 def get_results(run_id: str, *, state: Path | None = None) -> RunResults:
-    """Final and best metrics, downsampled history, checkpoints, config, W&B, event log."""
+    """Final and best metrics, downsampled history, checkpoints, config, W&B, event log.
+
+    The answer is kept while the run's row, events and files are unchanged (the same object is
+    returned, so the MCP layer keeps its serialised form too); a run still going only has its
+    duration brought up to now.
+    """
+    row, key = _results_key(run_id, state)
+    results = _KEPT_RESULTS.get(key)
+    if results is None:
+        results = _KEPT_RESULTS.put(key, _results_of(*key))
+    return _brought_up_to_now(results, row)
+
+
+def kept_results(run_id: str, *, state: Path | None = None) -> RunResults | None:
+    """``get_results`` when its answer is kept from an earlier call and nothing changed since,
+    else None. Never reads more than the registry row and the files' identities, so it is cheap
+    enough to call anywhere; ``get_results`` may read a long metrics file."""
+    row, key = _results_key(run_id, state)
+    results = _KEPT_RESULTS.get(key)
+    return None if results is None else _brought_up_to_now(results, row)
+
+
+_KEPT_RESULTS: Kept[tuple[Any, ...], RunResults] = Kept(32)
+
+
+def _results_key(run_id: str, state: Path | None) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """The run's row, and everything its results are made of: row, events, files, secrets."""
     run_id = validate_run_id(run_id)
     with Registry.shared(_state_dir(state)) as registry:
         row = require_run(registry, run_id)
-        events = [RunEvent(**event) for event in registry.events(run_id)]
-    paths = RunPaths(Path(row["run_dir"]))
-    files = _run_files(paths, row.get("wandb_url"))
+        events = tuple(tuple(event.values()) for event in registry.events(run_id))
+    paths = RunPaths.at(row["run_dir"])
+    secrets = tuple(environment_secrets())
+    files_identity = _identity(paths) + (identity(paths.notes), identity(paths.lineage), secrets)
+    return row, (tuple(row.items()), events, files_identity)
+
+
+def _brought_up_to_now(results: RunResults, row: dict[str, Any]) -> RunResults:
+    if row["ended_at"] is not None:
+        return results
+    return results.model_copy(update={"duration_seconds": round(time.time() - row["created_at"], 3)})
+
+
+def _results_of(row_items: tuple[tuple[str, Any], ...], events: tuple[tuple[Any, ...], ...],
+                files_identity: tuple[Any, ...]) -> RunResults:
+    row = dict(row_items)
+    paths = RunPaths.at(row["run_dir"])
+    files = _read_run_files(paths, row.get("wandb_url"), files_identity)
     resumed_from = read_lineage(paths)
     step = max([row["step"] or 0, resumed_from.step if resumed_from else 0, files.last_step])
     return RunResults(
-        run_id=run_id,
+        run_id=row["id"],
         environment=row["environment"],
         backend=row["backend"],
         status=row["status"],
@@ -466,7 +509,7 @@ def get_results(run_id: str, *, state: Path | None = None) -> RunResults:
         config=files.config,
         wandb=files.wandb,
         notes=[redact_text(note) for note in read_notes(paths.notes)],
-        events=events,
+        events=[RunEvent(time=time_, status=status, reason=reason) for time_, status, reason in events],
         resumed_from=resumed_from,
     )
 
@@ -485,20 +528,8 @@ class _RunFiles:
     wandb: WandbInfo
 
 
-def _run_files(paths: RunPaths, wandb_url: str | None) -> _RunFiles:
-    """The run's files read once per change: an agent polling results of a long run re-reads nothing."""
-    return _read_run_files(paths, wandb_url, _identity(paths))
-
-
 def _identity(paths: RunPaths) -> tuple[Any, ...]:
     """Changes whenever a file results read changes: appended, replaced, created or removed."""
-    def stat(path: Path) -> tuple[int, int, int] | None:
-        try:
-            found = os.stat(path)
-        except OSError:
-            return None
-        return found.st_ino, found.st_size, found.st_mtime_ns
-
     def names(folder: Path) -> tuple[str, ...]:
         try:
             return tuple(sorted(os.listdir(folder)))
@@ -506,15 +537,17 @@ def _identity(paths: RunPaths) -> tuple[Any, ...]:
             return ()
 
     files = (paths.metrics, paths.checkpoints_index, paths.config, paths.log("trainer"), paths.log("env"))
-    return tuple(stat(path) for path in files) + (names(paths.checkpoints), names(paths.wandb), names(paths.wandb / "wandb"))
+    return tuple(identity(path) for path in files) + (names(paths.checkpoints), names(paths.wandb), names(paths.wandb / "wandb"))
 
 
 @functools.lru_cache(maxsize=32)
-def _read_run_files(paths: RunPaths, wandb_url: str | None, identity: tuple[Any, ...]) -> _RunFiles:
+def _read_run_files(paths: RunPaths, wandb_url: str | None, files_identity: tuple[Any, ...]) -> _RunFiles:
+    """The run's files read once per change (``files_identity``): an agent polling results of a
+    long run re-reads nothing."""
     final, best, history = summarize(read_metrics(paths.metrics))
     checkpoints = checkpoints_of(paths)
     try:
-        config = redact_data(run_document.load(paths.config).to_data())
+        config = redact_data(run_document.peek(paths.config).to_data())
     except (OSError, run_document.RunDocumentError):
         config = {}
     return _RunFiles(
@@ -591,18 +624,26 @@ def read_log(run_id: str, component: str, lines: int = DEFAULT_LOG_LINES, *, sta
         if registry.get_run(run_id) is None:
             raise UnknownRun(f"no run with id {run_id!r} is recorded; list the runs to see the ids there are")
     paths = RunPaths.of(state_path, run_id)
-    log_path = paths.log(component)
-    if not log_path.exists():
+    real = os.path.realpath(paths.log(component))
+    try:
+        mode = os.stat(real).st_mode
+    except FileNotFoundError:
         return LogText(run_id=run_id, component=component, lines=0, text="", log_size_bytes=0, truncated=False)
-    root = paths.root.resolve()
-    real = log_path.resolve()
-    if not real.is_relative_to(root) or not real.is_file():
+    root = _real_root(os.fspath(paths.root))
+    if not stat.S_ISREG(mode) or os.path.commonpath([real, root]) != root:
         raise LogNotAvailable(f"the {component} log of run {run_id} is not a regular file inside the run directory")
-    found, size, truncated = tail_lines(real, lines)
+    found, size, truncated = tail_lines(Path(real), lines)
     return LogText(
         run_id=run_id, component=component, lines=len(found), text=redact_text("\n".join(found)),
         log_size_bytes=size, truncated=truncated,
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _real_root(root: str) -> str:
+    """A run directory with its symlinks resolved. Kept: were the directory later replaced by a
+    link to elsewhere, its logs would resolve outside this path and be refused."""
+    return os.path.realpath(root)
 
 
 def run_events(run_id: str, *, state: Path | None = None) -> list[RunEvent]:
@@ -614,5 +655,5 @@ def run_events(run_id: str, *, state: Path | None = None) -> list[RunEvent]:
 
 
 __all__ = [
-    "check_status", "get_results", "list_runs", "read_log", "run_events", "start_run", "stop_run",
+    "check_status", "get_results", "kept_results", "list_runs", "read_log", "run_events", "start_run", "stop_run",
 ]

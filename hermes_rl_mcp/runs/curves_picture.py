@@ -34,17 +34,30 @@ _drawn: OrderedDict[bytes, bytes] = OrderedDict()
 
 def curves_png(results: RunResults) -> bytes:
     """The run's score and loss curves against step, best eval marked, status in the title."""
-    key = results.model_dump_json(include=_DRAWN_FIELDS).encode()
-    with _DRAWING:
-        if key in _drawn:
-            _drawn.move_to_end(key)
-            return _drawn[key]
+    png = drawn_png(results)
+    if png is not None:
+        return png
+    key = _key(results)
     png = _draw(results)
     with _DRAWING:
         _drawn[key] = png
         while len(_drawn) > _REMEMBERED:
             _drawn.popitem(last=False)
     return png
+
+
+def drawn_png(results: RunResults) -> bytes | None:
+    """The picture of ``results`` if it was drawn before; None if drawing it is still to do."""
+    key = _key(results)
+    with _DRAWING:
+        if key in _drawn:
+            _drawn.move_to_end(key)
+            return _drawn[key]
+    return None
+
+
+def _key(results: RunResults) -> bytes:
+    return results.model_dump_json(include=_DRAWN_FIELDS).encode()
 
 
 def _draw(results: RunResults) -> bytes:

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from hermes_rl_mcp.runs.file_memo import while_unchanged
 from hermes_rl_mcp.runs.layout import RunPaths
 from hermes_rl_mcp.runs.models import ResumedFrom
 
@@ -25,9 +27,12 @@ def record_lineage(paths: RunPaths, resumed_from: dict[str, Any]) -> None:
 
 def read_lineage(paths: RunPaths) -> ResumedFrom | None:
     """The parent of a resumed run; None for a run started afresh (or an unreadable record)."""
+    return _read_lineage_file(paths.lineage)
+
+
+@while_unchanged()
+def _read_lineage_file(path: Path) -> ResumedFrom | None:
     try:
-        return ResumedFrom.model_validate(json.loads(paths.lineage.read_bytes()))
-    except FileNotFoundError:
-        return None
+        return ResumedFrom.model_validate(json.loads(path.read_bytes()))
     except (OSError, ValueError, ValidationError):
-        return None
+        return None  # absent, or unreadable

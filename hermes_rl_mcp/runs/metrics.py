@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from hermes_rl_mcp.runs.file_memo import while_unchanged
 from hermes_rl_mcp.runs.models import BestMetric, MetricPoint
 from hermes_rl_mcp.runs.tail import json_object
 
@@ -34,6 +35,7 @@ def _step(record: dict[str, Any]) -> int | None:
     return step if isinstance(step, int) and not isinstance(step, bool) else None
 
 
+@while_unchanged()
 def latest_metrics(path: Path, names: tuple[str, ...]) -> tuple[int, dict[str, tuple[float, int]]]:
     """The latest step and, for each name found, its last value and the step it was logged at.
 

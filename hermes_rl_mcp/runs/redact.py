@@ -34,9 +34,32 @@ def is_secret_name(name: str) -> bool:
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of secret-named variables, longest first so overlapping values redact fully."""
-    source = os.environ if environ is None else environ
-    values = {v for k, v in source.items() if is_secret_name(k) and len(v) >= _MIN_SECRET_VALUE_LENGTH}
+    if environ is None:
+        return list(_process_secrets())
+    values = {v for k, v in environ.items() if is_secret_name(k) and len(v) >= _MIN_SECRET_VALUE_LENGTH}
     return sorted(values, key=len, reverse=True)
+
+
+_seen_environment: tuple[dict[Any, Any], list[str]] | None = None
+
+
+def _process_secrets() -> list[str]:
+    """The process environment's secrets, found again only when the environment changed.
+
+    Every log read and status redacts; decoding every variable each time cost more than the
+    read. ``os.environ`` keeps its variables in a plain dict (``_data``): comparing it with a
+    copy is one C-level comparison that notices any variable set, changed or removed.
+    """
+    global _seen_environment
+    raw = getattr(os.environ, "_data", None)
+    seen = _seen_environment
+    if isinstance(raw, dict) and seen is not None and seen[0] == raw:
+        return seen[1]
+    snapshot = dict(raw) if isinstance(raw, dict) else {}
+    found = environment_secrets(dict(os.environ))
+    if isinstance(raw, dict):
+        _seen_environment = (snapshot, found)
+    return found
 
 
 def redact_text(text: str, secrets: list[str] | None = None) -> str:

@@ -50,7 +50,7 @@ def resume_run(
         raise NotResumable(
             f"run {run_id} is {row['status']}: resume it once it has finished, or stop it first with rl_stop_training"
         )
-    paths = RunPaths(Path(row["run_dir"]))
+    paths = RunPaths.at(row["run_dir"])
     checkpoint = last_checkpoint(checkpoints_of(paths))
     if checkpoint is None:
         raise NotResumable(

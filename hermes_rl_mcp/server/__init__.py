@@ -14,7 +14,6 @@ from contextlib import asynccontextmanager
 
 import anyio
 import mcp_types as types
-import pydantic_core
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
@@ -26,6 +25,7 @@ from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.core.errors import excerpt
 from hermes_rl_mcp.server.authoring_tools import register_authoring_tools
 from hermes_rl_mcp.server.calls import (
+    AnswerOnce,
     Refusal,
     argument_refusal,
     refusal_of,
@@ -76,11 +76,12 @@ class HermesRLServer(MCPServer):
         super().__init__(**kwargs)
         self.control = control
 
-    def admit_refusals(self) -> None:
-        """Let every registered tool's output schema admit a ``Refusal`` besides its own result."""
+    def prepare_tools(self) -> None:
+        """Every registered tool's output schema admits a ``Refusal`` besides its own result, and
+        its result is converted once (``AnswerOnce``)."""
         for tool in self._tool_manager.list_tools():
-            if tool.fn_metadata.output_schema is not None:
-                tool.fn_metadata.output_schema = with_refusal(tool.fn_metadata.output_schema)
+            schema = tool.fn_metadata.output_schema
+            tool.fn_metadata = AnswerOnce.of(tool.fn_metadata, with_refusal(schema) if schema is not None else None)
 
     async def call_tool(self, name: str, arguments: dict, context=None) -> types.CallToolResult:
         tool = self._tool_manager.get_tool(name)
@@ -99,12 +100,6 @@ class HermesRLServer(MCPServer):
             if refusal is None:
                 raise
             return refusal_result(refusal)
-        if isinstance(result, types.CallToolResult) and result.structured_content is not None:
-            # The SDK writes the text indented; the same JSON compact costs a client's model less.
-            # Blocks other than text (the curves picture) stay after it.
-            compact = pydantic_core.to_json(result.structured_content).decode()
-            others = [block for block in result.content if not isinstance(block, types.TextContent)]
-            result.content = [types.TextContent(type="text", text=compact), *others]
         return result
 
     async def run_stdio_async(self) -> None:
@@ -158,7 +153,7 @@ def build_server(control: ControlPlane | None = None) -> HermesRLServer:
     register_authoring_tools(server, control)
     register_run_resources(server, control)
     register_prompts(server)
-    server.admit_refusals()
+    server.prepare_tools()
     _serve_legacy_subscriptions(server, watcher)
     server.middleware.append(_extensions_in_handshake(server))
     watcher.wrap_listen(server._lowlevel_server)  # noqa: SLF001 - wraps the SDK's listen handler

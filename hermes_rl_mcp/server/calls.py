@@ -17,8 +17,10 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 import anyio
+import pydantic_core
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from hermes_rl_mcp.core.errors import ControlError, excerpt
@@ -67,6 +69,38 @@ async def core_call(fn: Callable[..., T], *args: Any, offload: bool = True, **kw
         return fn(*args, **kwargs)
     except EXPECTED as exc:
         raise Refused(_snake(type(exc).__name__), str(exc)) from None
+
+
+def answer(model: BaseModel) -> CallToolResult:
+    """A tool's answer: its model as ``structuredContent`` and the same JSON, compact, as text.
+
+    Compact because a client's model reads the text: indented JSON costs it a third more tokens.
+    """
+    structured = model.model_dump(mode="json", by_alias=True)
+    return CallToolResult(content=[TextContent(type="text", text=pydantic_core.to_json(structured).decode())],
+                          structured_content=structured)
+
+
+class AnswerOnce(FuncMetadata):
+    """The SDK's result conversion, done once: a returned model is dumped a single time.
+
+    The SDK validates a returned model against the tool's output model again, writes it out as
+    indented text and then as structured content; the models here are already validated at
+    construction (and the output schema admits what they dump), so each call paid for two
+    conversions it did not need.
+    """
+
+    def convert_result(self, result: Any) -> CallToolResult | InputRequiredResult:
+        if isinstance(result, (CallToolResult, InputRequiredResult)):
+            return result
+        if isinstance(result, BaseModel):
+            return answer(result)
+        return super().convert_result(result)
+
+    @classmethod
+    def of(cls, metadata: FuncMetadata, output_schema: dict[str, Any] | None) -> AnswerOnce:
+        return cls(arg_model=metadata.arg_model, output_schema=output_schema,
+                   output_model=metadata.output_model, wrap_output=metadata.wrap_output)
 
 
 def refusal_result(refusal: Refusal) -> CallToolResult:

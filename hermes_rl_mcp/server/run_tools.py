@@ -8,19 +8,19 @@ server.
 from __future__ import annotations
 
 import base64
+from collections import OrderedDict
 from typing import Annotated, Literal
 
-import pydantic_core
 from mcp.server.apps import Apps
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, ImageContent, TextContent
+from mcp_types import CallToolResult, ImageContent
 from pydantic import BaseModel, Field
 
 from hermes_rl_mcp import runs
 from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.runs.models import LogText, RunList, RunResults, RunStarted, RunStatus, StopResult
 from hermes_rl_mcp.runs.states import RunState
-from hermes_rl_mcp.server.calls import READ_ONLY, STARTS, STOPS, core_call
+from hermes_rl_mcp.server.calls import READ_ONLY, STARTS, STOPS, answer, core_call
 from hermes_rl_mcp.server.dashboard import DASHBOARD_URI
 
 RunId = Annotated[str, Field(description="Run id returned by rl_start_training or rl_list_runs.", max_length=100)]
@@ -30,6 +30,7 @@ StatusFilter = RunState
 
 def bind_run_view_tools(apps: Apps, control: ControlPlane) -> None:
     """Start, status and results: the tools whose result a host may show as the run dashboard."""
+    kept_answers = KeptAnswers()
 
     @apps.tool(
         resource_uri=DASHBOARD_URI,
@@ -69,7 +70,7 @@ def bind_run_view_tools(apps: Apps, control: ControlPlane) -> None:
         run_id: RunId,
         picture: Annotated[bool, Field(description="Also return a PNG image of the run's learning curves.")] = False,
     ) -> Annotated[CallToolResult, RunStatus]:
-        status = await core_call(runs.check_status, run_id, state=control.state_dir)
+        status = await core_call(runs.check_status, run_id, state=control.state_dir, offload=False)
         results = await core_call(runs.get_results, run_id, state=control.state_dir) if picture else None
         return await answer_with_curves(status, results)
 
@@ -90,23 +91,47 @@ def bind_run_view_tools(apps: Apps, control: ControlPlane) -> None:
         picture: Annotated[bool, Field(description="Add a PNG image of the learning curves (train and eval "
                                        "percent correct, reward, loss against step).")] = True,
     ) -> Annotated[CallToolResult, RunResults]:
-        results = await core_call(runs.get_results, run_id, state=control.state_dir)
-        return await answer_with_curves(results, results if picture else None)
+        # A run whose files are unchanged is answered on the event loop; reading them takes a thread.
+        results = await core_call(runs.kept_results, run_id, state=control.state_dir, offload=False) \
+            or await core_call(runs.get_results, run_id, state=control.state_dir)
+        return await kept_answers.of(results, picture)
 
 
-async def answer_with_curves(answer: BaseModel, results: RunResults | None) -> CallToolResult:
-    """The tool's structured answer and its JSON text, and after them the curves as an image.
+async def answer_with_curves(model: BaseModel, results: RunResults | None) -> CallToolResult:
+    """The tool's answer, and after its text the curves as an image.
 
     The structured result stays exactly the tool's model, so clients without images lose nothing.
     """
-    structured = answer.model_dump(mode="json")
-    content: list[TextContent | ImageContent] = [TextContent(type="text", text=pydantic_core.to_json(structured).decode())]
+    result = answer(model)
     if results is not None:
-        from hermes_rl_mcp.runs.curves_picture import curves_png  # matplotlib loads on the first picture
+        from hermes_rl_mcp.runs.curves_picture import curves_png, drawn_png  # matplotlib loads on the first picture
 
-        png = await core_call(curves_png, results)
-        content.append(ImageContent(type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png"))
-    return CallToolResult(content=content, structured_content=structured)
+        png = drawn_png(results) or await core_call(curves_png, results)  # drawing takes a worker thread
+        result.content.append(ImageContent(type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png"))
+    return result
+
+
+class KeptAnswers:
+    """The last few answers built from core results, by the result object itself.
+
+    The core returns the very same results object while a run's row and files are unchanged
+    (every call on a finished run), so its answer, picture included, is built once.
+    """
+
+    def __init__(self, size: int = 8) -> None:
+        self._size = size
+        self._kept: OrderedDict[tuple[int, bool], tuple[RunResults, CallToolResult]] = OrderedDict()
+
+    async def of(self, results: RunResults, picture: bool) -> CallToolResult:
+        key = (id(results), picture)
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] is results:  # holding the object keeps its id from being reused
+            return kept[1]
+        built = await answer_with_curves(results, results if picture else None)
+        self._kept[key] = (results, built)
+        while len(self._kept) > self._size:
+            self._kept.popitem(last=False)
+        return built
 
 
 def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
@@ -138,7 +163,7 @@ def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
     async def rl_list_runs(
         status: Annotated[StatusFilter | None, Field(description="Only runs in this status.")] = None,
     ) -> RunList:
-        return await core_call(runs.list_runs, status, state=control.state_dir)
+        return await core_call(runs.list_runs, status, state=control.state_dir, offload=False)
 
     @server.tool(
         title="Read a run's log",
@@ -155,4 +180,4 @@ def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
         component: Annotated[Component, Field(description="Which component's log.")],
         lines: Annotated[int, Field(description="How many lines from the end.", ge=1, le=5000)] = 200,
     ) -> LogText:
-        return await core_call(runs.read_log, run_id, component, lines, state=control.state_dir)
+        return await core_call(runs.read_log, run_id, component, lines, state=control.state_dir, offload=False)
