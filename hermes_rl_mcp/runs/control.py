@@ -269,10 +269,34 @@ def check_status(run_id: str, *, state: Path | None = None) -> RunStatus:
 
 
 def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
-    run_id = row["id"]
+    """The run's status now: its kept body (while row, components and files are unchanged) with
+    what changes by the second brought up to date."""
     paths = RunPaths.at(row["run_dir"])
     now = time.time()
-    recorded = registry.components(run_id)
+    recorded = registry.components(row["id"])
+    key = (
+        tuple(row.items()),
+        tuple((name, tuple(fields.items())) for name, fields in sorted(recorded.items())),
+        tuple(identity(path) for path in (paths.metrics, paths.notes, paths.lineage, paths.config)),
+        tuple(environment_secrets()),
+    )
+    body = _KEPT_STATUS.get(key)
+    if body is None:
+        body = _KEPT_STATUS.put(key, _status_body(paths, row, recorded))
+    return body.model_copy(update={
+        "reason": _with_disk_note(row),
+        "running_seconds": round((row["ended_at"] or now) - row["created_at"], 3),
+        "stall": _stall_of(paths, now) if row["status"] == "running" else None,
+        "checked_at": now,
+    })
+
+
+_KEPT_STATUS: Kept[tuple[Any, ...], RunStatus] = Kept(64)
+
+
+def _status_body(paths: RunPaths, row: dict[str, Any], recorded: dict[str, dict[str, Any]]) -> RunStatus:
+    """Everything of a status that follows from the run's row, components and files."""
+    run_id = row["id"]
     components: dict[str, ComponentStatus] = {}
     planned = EVALUATION_COMPONENTS if _is_evaluation(paths) else COMPONENTS
     for name in [*planned, *sorted(set(recorded) - set(planned))]:
@@ -282,7 +306,6 @@ def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
             if c is not None
             else ComponentStatus(name=name, state="pending")
         )
-    stall = _stall_of(paths, now) if row["status"] == "running" else None
     step, found = latest_metrics(paths.metrics, STATUS_METRICS)
     resumed_from = read_lineage(paths)
     # A resumed run is at its parent's step until its own first step is logged.
@@ -293,7 +316,7 @@ def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
         environment=row["environment"],
         backend=row["backend"],
         status=row["status"],
-        reason=_with_disk_note(row),
+        reason=row["reason"],
         failed_component=row["failed_component"],
         exit_code=row["exit_code"],
         log_tail=row["log_tail"],
@@ -306,13 +329,13 @@ def _status_of(registry: Registry, row: dict[str, Any]) -> RunStatus:
         created_at=row["created_at"],
         started_at=row["started_at"],
         ended_at=row["ended_at"],
-        running_seconds=round((row["ended_at"] or now) - row["created_at"], 3),
+        running_seconds=0.0,
         run_dir=row["run_dir"],
         supervisor_pid=row["supervisor_pid"],
         log_uris={c: log_uri(run_id, c) for c in LOG_COMPONENTS},
-        stall=stall,
+        stall=None,
         notes=[redact_text(note) for note in read_notes(paths.notes)],
-        checked_at=now,
+        checked_at=0.0,
         resumed_from=resumed_from,
     )
 

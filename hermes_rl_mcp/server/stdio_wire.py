@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
 from io import TextIOWrapper
@@ -20,6 +19,7 @@ from typing import Any, BinaryIO
 
 import anyio
 import mcp_types as types
+import pydantic_core
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
@@ -27,10 +27,6 @@ from hermes_rl_mcp.core.errors import excerpt
 
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or isinstance(value, int) and not isinstance(value, bool)
-
-
-def _not_json(constant: str) -> Any:
-    raise ValueError(f"{constant} is not a JSON value")
 
 
 def _error(code: int, message: str, request_id: Any = None) -> types.JSONRPCError:
@@ -42,7 +38,8 @@ def _error(code: int, message: str, request_id: Any = None) -> types.JSONRPCErro
 def rejection(line: str) -> types.JSONRPCError | None:
     """None when ``line`` is one JSON-RPC 2.0 message the SDK reads as what it is; else the error reply."""
     try:
-        message = json.loads(line, parse_constant=_not_json)
+        # The SDK's own parser (pydantic's): a line passes here exactly when the SDK can read it.
+        message = pydantic_core.from_json(line, allow_inf_nan=False)
     except ValueError as exc:
         return _error(types.PARSE_ERROR, f"Parse error: the line is not valid JSON ({exc})")
     if isinstance(message, list):
