@@ -1,11 +1,13 @@
-"""Start gate: a component waits for the one before it, after paying for its own imports.
+"""Start gate: a component waits for the one before it only where it first needs it.
 
-A run's supervisor spawns its three components together so that their slow imports overlap,
-and gives the trainer and the environment the health URL of the component before them in
-``HERMES_RL_START_AFTER``. Each calls ``wait_for_predecessor()`` once its imports are done and
-before it serves or registers, so the run still comes up in order (api, then trainer, then env)
-without paying for three interpreter start-ups one after another. Without the variable (a person
-starting the components by hand) it returns at once.
+A run's supervisor spawns its three components together, and gives the trainer and the
+environment the health URL of the component before them in ``HERMES_RL_START_AFTER``. Each does
+all it can on its own first (imports; the trainer builds its learner and serves its policy
+endpoint, the environment runs its ``setup()``) and calls ``wait_for_predecessor()`` just before
+it needs the one before it (the trainer to register with the API, the environment to start
+collecting). So the start-ups overlap, and the run still depends on its components in order
+(api, then trainer, then env). Without the variable (a person starting the components by hand)
+it returns at once.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from hermes_rl_mcp.runs.probe import http_ok
 
 GATE_VARIABLE = "HERMES_RL_START_AFTER"
 GATE_TIMEOUT_S = 300.0
+# A refused connection on loopback costs well under a millisecond: poll often, so a component
+# starts within a few tens of milliseconds of the one before it.
+POLL_S = 0.02
 
 
 def wait_for_predecessor(timeout: float = GATE_TIMEOUT_S) -> None:
@@ -25,10 +30,8 @@ def wait_for_predecessor(timeout: float = GATE_TIMEOUT_S) -> None:
     if not url:
         return
     deadline = time.monotonic() + timeout
-    interval = 0.02
     while not http_ok(url):
         if time.monotonic() > deadline:
             raise SystemExit(f"gave up after {timeout:.0f} s waiting for {url} (the component before this one) to answer")
-        time.sleep(interval)
-        interval = min(0.2, interval * 1.5)
+        time.sleep(POLL_S)
     print(f"start gate: {url} answered; starting", file=sys.stderr, flush=True)

@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict
 from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.sdk.env_types import ScoredDataGroup
 
+REGISTER_POLL_MAX_S = 0.1  # the longest wait between two registration attempts
+
 
 class TrajectoryAPIError(HermesRLError, RuntimeError):
     """The trajectory API is unreachable or refused a request."""
@@ -75,7 +77,9 @@ class TrajectoryAPIClient:
                     f"could not register with the trajectory API at {self.base_url} within {waited:.0f} s: {last}"
                 )
             await asyncio.sleep(delay)
-            delay = min(delay * 1.5, 2.0)
+            # The components of a run start together, so the API or its trainer is usually a
+            # moment away: a longer wait would only delay the run's start.
+            delay = min(delay * 1.5, REGISTER_POLL_MAX_S)
 
     async def batch_size(self) -> int:
         """The trainer's batch size from GET /info; -1 until a trainer has registered."""

@@ -106,10 +106,8 @@ class BaseEnv(abc.ABC):
         from hermes_rl_mcp.runs.lifeline import watch_supervisor
 
         watch_supervisor()  # under a supervisor, end with it (and end the run's other processes)
-        import hermes_rl_mcp.sdk.api_client  # noqa: F401 - imported before the gate, see below
-        import hermes_rl_mcp.sdk.policy_client  # noqa: F401
         from hermes_rl_mcp.sdk.runtime import main
-        from hermes_rl_mcp.start_gate import wait_for_predecessor
 
-        wait_for_predecessor()  # imports done; under a supervisor, start once the policy answers
+        # Under a supervisor, main waits for the policy endpoint only after the environment's own
+        # setup: imports and setup overlap with the start of the trajectory API and the trainer.
         sys.exit(main(cls, sys.argv[1:]))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from hermes_rl_mcp.metrics_log import MetricsLog
 from hermes_rl_mcp.sdk.env_types import PROMPT_MASK, ScoredDataGroup
 from hermes_rl_mcp.sdk.run_config import ConfigError, RunSettings, resolve
+from hermes_rl_mcp.start_gate import wait_for_predecessor
 
 if TYPE_CHECKING:  # annotations only: the environment class imports the runtime, not back
     from hermes_rl_mcp.sdk.base import BaseEnv
@@ -249,7 +250,7 @@ class Server:
                 trainer_batch = -1
             if trainer_batch > 0 or time.monotonic() > deadline:
                 break
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(0.05)
         if trainer_batch > 0:
             self.batch_size = trainer_batch
         elif self.config.batch_size > 0:
@@ -275,7 +276,7 @@ class Server:
         return time.monotonic()
 
     async def run(self) -> int:
-        await self.rt.env.setup()
+        await set_up(self.rt)
         await self.register()
         steps_per_eval = self.config.steps_per_eval
         eval_bucket = self.rt.step // steps_per_eval
@@ -336,10 +337,17 @@ def inside_run_dir(run_dir: Path, relative: str) -> Path:
     return path
 
 
+async def set_up(runtime: EnvRuntime) -> None:
+    """The environment's ``setup()``, then, under a supervisor, the wait for the policy endpoint
+    (its start gate): a slow setup overlaps with the start of the components before it."""
+    await runtime.env.setup()
+    await asyncio.to_thread(wait_for_predecessor)
+
+
 async def process(runtime: EnvRuntime) -> int:
     """Collect ``total_steps`` kept groups and write them to JSONL, one group per line."""
     config = runtime.config
-    await runtime.env.setup()
+    await set_up(runtime)
     path = inside_run_dir(runtime.settings.run_dir, config.data_path_to_save_groups or f"{runtime.env.name or 'env'}_groups.jsonl")
     path.parent.mkdir(parents=True, exist_ok=True)
     wanted = config.total_steps
@@ -376,7 +384,7 @@ async def process(runtime: EnvRuntime) -> int:
 
 
 async def evaluate(runtime: EnvRuntime) -> int:
-    await runtime.env.setup()
+    await set_up(runtime)
     runtime.step = await policy_step(runtime.settings)
     metrics = await runtime.evaluate_safely()
     if metrics is None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from hermes_rl_mcp.run_document import TrialSettings
 from hermes_rl_mcp.sdk.policy_client import Completion, CompletionGroup, PolicyClient, PolicyError
+from hermes_rl_mcp.start_gate import wait_for_predecessor
 
 TRACEBACK_LINES = 8
 ITEM_CHARS = 300
@@ -138,6 +139,7 @@ async def trial(runtime: Any) -> int:
             return 1
         out.write(json.dumps({"setup_seconds": round(time.monotonic() - started, 3)}) + "\n")
         out.flush()
+        await asyncio.to_thread(wait_for_predecessor)  # the policy endpoint, started alongside
         workers = max(1, min(groups, runtime.workers))
         pending = iter(range(groups))
 

@@ -30,9 +30,6 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault(var, "1")
     from hermes_rl_mcp.run_document import RunDocument
     from hermes_rl_mcp.trainer.loop import TrainerError, load_run_file, run_trainer
-    from hermes_rl_mcp.start_gate import wait_for_predecessor
-
-    wait_for_predecessor()  # imports done; under a supervisor, serve only once the API answers
 
     try:
         config = load_run_file(args.config) if args.config else RunDocument()

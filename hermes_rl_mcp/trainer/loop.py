@@ -1,6 +1,6 @@
 """The trainer process of every backend: one RL loop over a learner (see ``seam``).
 
-Serve the policy, register with the trajectory API, then per batch: pull it, one learner step,
+Serve the policy, register with the trajectory API (once it answers), then per batch: pull it, one learner step,
 publish the new policy to the policy endpoint, log metrics, checkpoint at the interval. One
 asyncio loop runs both the policy endpoint (uvicorn) and the training loop; the learner's step
 never blocks the loop, so completions for the next batches keep being served while it trains.
@@ -26,6 +26,7 @@ from hermes_rl_mcp.trainer.grpo import BatchError
 from hermes_rl_mcp.trainer.policy_server import build_app
 from hermes_rl_mcp.trainer.seam import PolicyLearner, TrainerError
 from hermes_rl_mcp.trainer.settings import TinkerTrainerConfig, TrainerConfig
+from hermes_rl_mcp.start_gate import wait_for_predecessor
 
 REGISTER_TIMEOUT = 30.0
 POLL_INTERVAL = 0.05
@@ -185,6 +186,9 @@ class Trainer:
     async def _train(self, metrics: MetricsLog) -> None:
         cfg = self.config
         async with httpx.AsyncClient(base_url=cfg.run.api_url.rstrip("/"), timeout=30.0) as client:
+            # Under a supervisor, the learner and the policy endpoint came up while the API was
+            # starting; registering waits for it (the start gate).
+            await anyio.to_thread.run_sync(wait_for_predecessor)
             await self.register(client)
             self.log(f"registered with the trajectory API at {cfg.run.api_url}; training {self.total_steps} steps")
             waited_since = time.monotonic()
