@@ -41,6 +41,9 @@ class BigramModel:
 
     def __init__(self, alphabet: str, seed: int = 0, end_bias: float = 0.0) -> None:
         rng = random.Random(seed)
+        # The trainer step /health reports, as the project's policy server does; None: no step
+        # reported, as an endpoint that is not a trainer's.
+        self.served_step: int | None = None
         self.allowed = [PRINTABLE.index(ch) for ch in alphabet] + [END]
         self.logits = {
             prev: {tok: rng.gauss(0.0, 1.0) + (end_bias if tok == END else 0.0) for tok in self.allowed}
@@ -149,7 +152,7 @@ def create_app(model: BigramModel, *, seed: int = 0, consistent_template: bool =
         )
 
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "step": 0})
+        return JSONResponse({"status": "ok"} if model.served_step is None else {"status": "ok", "step": model.served_step})
 
     return Starlette(
         routes=[

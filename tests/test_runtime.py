@@ -194,8 +194,12 @@ def test_multi_turn_helper_refuses_a_policy_whose_template_is_not_prefix_consist
 def test_serve_feeds_the_trajectory_api_until_total_steps(tmp_path: Path, digit_policy: tuple[str, BigramModel]) -> None:
     from hermes_rl_mcp.api.app import create_app as create_api
 
-    url, _ = digit_policy
+    url, model = digit_policy
     batch_size, group_size, total_steps, offpolicy = 8, 4, 6, 1
+    train_seconds = 0.3  # this test plays the trainer: a batch is "trained" this long after it is taken
+    taken_at: list[float] = []
+    served_at: dict[int, float] = {}  # step -> when the policy endpoint first reported it
+    model.served_step = 0
     with ServerThread(create_api()) as api:
         config = {
             "run": {"dir": str(tmp_path), "api_url": api.url, "policy_url": url + "/v1"},
@@ -220,9 +224,15 @@ def test_serve_feeds_the_trajectory_api_until_total_steps(tmp_path: Path, digit_
                         batch = http.get("/batch").json()["batch"]
                         if batch:
                             batches.append(batch)
+                            taken_at.append(time.time())
+                    trained = sum(1 for taken in taken_at if time.time() - taken >= train_seconds)
+                    if trained > model.served_step:
+                        model.served_step = trained
+                        served_at[trained] = time.time()
                     time.sleep(0.05)
             rc = env.wait(timeout=30)
         finally:
+            model.served_step = None
             if env.poll() is None:
                 env.kill()
         stderr = env.stderr.read() if env.stderr else ""
@@ -236,8 +246,10 @@ def test_serve_feeds_the_trajectory_api_until_total_steps(tmp_path: Path, digit_
     # never more than max_batches_offpolicy batches queued ahead of the trainer
     assert max_queue * group_size <= offpolicy * batch_size
     metrics = read_metrics(tmp_path / "metrics.jsonl")
-    eval_steps = [m["step"] for m in metrics if "eval/percent_correct" in m]
-    assert eval_steps == [2, 4, 6]  # every steps_per_eval steps; the last one is also the final evaluation
+    evaluations = [m for m in metrics if "eval/percent_correct" in m]
+    assert [m["step"] for m in evaluations] == [2, 4, 6]  # every steps_per_eval steps; the last one is also the final
+    for evaluation in evaluations:  # each measured the policy trained on its step, not the one before
+        assert evaluation["time"] >= served_at[evaluation["step"]], (evaluation, served_at)
     sent = max(m.get("env/groups_sent", 0) for m in metrics)
     assert sent >= total_steps * batch_size // group_size
     assert any("train/percent_correct" in m for m in metrics)

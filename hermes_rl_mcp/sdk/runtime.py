@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # annotations only: the environment class imports the runtime
 MODES = ("serve", "process", "evaluate", "trial")
 STATUS_POLL_S = 0.1
 GATE_POLL_S = 0.02
+POLICY_POLL_S = 0.05
 API_GRACE_S = 30.0  # how long the trajectory API may be unreachable before the env gives up
 POLICY_GRACE_S = 60.0  # same for the policy endpoint
 DEFAULT_WORKERS = 4  # groups generated at once; the policy server batches the n of each
@@ -309,6 +310,7 @@ class Server:
             await asyncio.gather(*tasks, return_exceptions=True)
         await self.rt.log_train_metrics()
         if last_eval_step != self.rt.step:
+            await self.policy_trained_on(self.rt.step)
             await self.rt.evaluate_safely(final=True)
         await self.api.disconnect(self.env_id)
         await self.api.aclose()
@@ -322,10 +324,26 @@ class Server:
         elif handling == "LIMIT_TRAIN":
             self.active_limit = max(1, int(self.rt.workers * self.config.eval_limit_ratio))
         try:
+            await self.policy_trained_on(self.rt.step)
             await self.rt.evaluate_safely()
         finally:
             self.paused = False
             self.active_limit = self.rt.workers
+
+    async def policy_trained_on(self, step: int) -> None:
+        """Wait until the policy endpoint serves the weights of ``step``.
+
+        The API counts a step when the trainer takes its batch, before it has trained on it: an
+        evaluation started at once would measure the policy of the step before. Endpoints that
+        report no step are not waited for; the wait is bounded by ``worker_timeout``.
+        """
+        deadline = time.monotonic() + self.config.worker_timeout
+        while time.monotonic() < deadline:
+            served = await reported_policy_step(self.rt.settings)
+            if served is None or served >= step:
+                return
+            await asyncio.sleep(POLICY_POLL_S)
+        log(f"the policy endpoint still serves an earlier step than {step} after {self.config.worker_timeout:g} s; evaluating it")
 
 
 def inside_run_dir(run_dir: Path, relative: str) -> Path:
@@ -395,6 +413,12 @@ async def evaluate(runtime: EnvRuntime) -> int:
 
 async def policy_step(settings: RunSettings) -> int:
     """The trainer step the policy server reports on /health, 0 when it does not say."""
+    return await reported_policy_step(settings) or 0
+
+
+async def reported_policy_step(settings: RunSettings) -> int | None:
+    """The trainer step the policy server reports on /health; None when it does not say (an
+    endpoint that is not this project's policy server) or cannot be reached."""
     import httpx
 
     base = str(settings.servers[0].base_url or "").rstrip("/")
@@ -402,9 +426,9 @@ async def policy_step(settings: RunSettings) -> int:
     try:
         async with httpx.AsyncClient(timeout=5) as client:
             data = (await client.get(f"{root}/health")).json()
-        return int(data.get("step", 0)) if isinstance(data, dict) else 0
-    except (httpx.HTTPError, ValueError, TypeError):
-        return 0
+        return int(data["step"]) if isinstance(data, dict) and "step" in data else None
+    except (httpx.HTTPError, ValueError, TypeError, KeyError):
+        return None
 
 
 def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
