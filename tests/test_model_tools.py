@@ -340,6 +340,10 @@ async def check_evaluation(client: Client, run_id: str, step: int | None) -> flo
     assert status["status"] == "completed", status
     assert set(status["components"]) == {"trainer", "env"}
     assert all(c["state"] in ("exited", "stopped") for c in status["components"].values())
+    assert status["job"] == "evaluate" and status["evaluates"] == {"run_id": run_id, "step": step or 4}
+    listed = {run["run_id"]: run for run in structured(await client.call_tool("rl_list_runs", {}))["runs"]}
+    assert listed[started["run_id"]]["job"] == "evaluate" and listed[started["run_id"]]["evaluates"]["run_id"] == run_id
+    assert listed[run_id]["job"] == "train" and listed[run_id]["evaluates"] is None  # the run it measured
     results = structured(await client.call_tool("rl_get_results", {"run_id": started["run_id"]}))
     assert results["history"]["eval/percent_correct"]["steps"] == [step or 4]
     assert results["config"]["run"]["evaluates"]["run_id"] == run_id

@@ -29,7 +29,7 @@ from hermes_rl_mcp.runs.backends import LocalBackend, job_backend, resolve_backe
 from hermes_rl_mcp.runs.childenv import minimal_environment
 from hermes_rl_mcp.runs.errors import BackendUnavailable, DiskFull, InvalidArgument, InvalidRunConfig, LogNotAvailable, RunError, UnknownRun
 from hermes_rl_mcp.runs.evaluation import EVALUATION_COMPONENTS
-from hermes_rl_mcp.runs.file_memo import Kept, identity
+from hermes_rl_mcp.runs.file_memo import Kept, identity, while_unchanged
 from hermes_rl_mcp.runs.ids import new_run_id, validate_run_id
 from hermes_rl_mcp.runs.layout import RunPaths
 from hermes_rl_mcp.runs.lineage import read_lineage, record_lineage
@@ -46,6 +46,7 @@ from hermes_rl_mcp.runs.models import (
     BestMetric,
     CheckpointInfo,
     ComponentStatus,
+    EvaluationOf,
     LogText,
     MetricSeries,
     RunEvent,
@@ -63,7 +64,7 @@ from hermes_rl_mcp.runs.procs import is_same_process, kill_all, marked_processes
 from hermes_rl_mcp.runs.redact import environment_secrets, redact_data, redact_text
 from hermes_rl_mcp.runs.recovery import run_directories
 from hermes_rl_mcp.runs.registry import LOST_ROW, Registry
-from hermes_rl_mcp.runs.tail import tail_lines
+from hermes_rl_mcp.runs.tail import read_if_present, tail_lines
 
 DEFAULT_LOG_LINES = 200
 MAX_LOG_LINES = 10_000
@@ -298,7 +299,8 @@ def _status_body(paths: RunPaths, row: dict[str, Any], recorded: dict[str, dict[
     """Everything of a status that follows from the run's row, components and files."""
     run_id = row["id"]
     components: dict[str, ComponentStatus] = {}
-    planned = EVALUATION_COMPONENTS if _is_evaluation(paths) else COMPONENTS
+    job = _job_of(paths)
+    planned = EVALUATION_COMPONENTS if job["job"] == "evaluate" else COMPONENTS
     for name in [*planned, *sorted(set(recorded) - set(planned))]:
         c = recorded.get(name)
         components[name] = (
@@ -315,6 +317,7 @@ def _status_body(paths: RunPaths, row: dict[str, Any], recorded: dict[str, dict[
         run_id=run_id,
         environment=row["environment"],
         backend=row["backend"],
+        **job,
         status=row["status"],
         reason=row["reason"],
         failed_component=row["failed_component"],
@@ -348,11 +351,26 @@ def _with_disk_note(row: dict[str, Any]) -> str | None:
     return f"{reason}; {_disk_note(row['run_dir'])}, the likely cause"
 
 
-def _is_evaluation(paths: RunPaths) -> bool:
+def _job_of(paths: RunPaths) -> dict[str, Any]:
+    """``job`` and ``evaluates`` of a run, from its run document (a training run when unreadable)."""
+    job, evaluates = _job_in(paths.config)
+    return {"job": job, "evaluates": evaluates}
+
+
+@while_unchanged(maxsize=4096)
+def _job_in(config: Path) -> tuple[str, EvaluationOf | None]:
+    # Listing many runs must not parse every document: only one that names the job is read.
+    raw = read_if_present(config)
+    if raw is None or b"evaluate" not in raw:
+        return "train", None
     try:
-        return run_document.peek(paths.config).run.job == "evaluate"
+        run = run_document.peek(config).run
     except (OSError, run_document.RunDocumentError):
-        return False
+        return "train", None
+    if run.job != "evaluate":
+        return "train", None
+    evaluated = run.evaluates
+    return "evaluate", EvaluationOf(run_id=evaluated.run_id, step=evaluated.step) if evaluated else None
 
 
 def _stall_of(paths: RunPaths, now: float) -> StallInfo | None:
@@ -398,10 +416,11 @@ def list_runs(status: str | None = None, *, state: Path | None = None) -> RunLis
 
 
 def _summary(row: dict[str, Any]) -> RunSummary:
-    resumed_from = read_lineage(RunPaths.at(row["run_dir"]))
+    paths = RunPaths.at(row["run_dir"])
+    resumed_from = read_lineage(paths)
     step = max(row["step"] or 0, resumed_from.step if resumed_from else 0)
     return RunSummary(
-        run_id=row["id"], environment=row["environment"], backend=row["backend"], status=row["status"],
+        run_id=row["id"], environment=row["environment"], backend=row["backend"], **_job_of(paths), status=row["status"],
         reason=row["reason"], created_at=row["created_at"], ended_at=row["ended_at"], step=step,
         total_steps=row["total_steps"], progress=_progress(step, row["total_steps"]), resumed_from=resumed_from,
     )

@@ -69,10 +69,23 @@ class StallInfo(BaseModel):
     quiet_components: list[QuietComponent] = Field(description="Components that have gone quiet, the likeliest cause first.")
 
 
+class EvaluationOf(BaseModel):
+    """The checkpoint an evaluation job (rl_evaluate) measures."""
+
+    run_id: str
+    step: int
+
+
+Job = Literal["train", "evaluate"]
+JOB_DESCRIPTION = "train: a training run; evaluate: an evaluation of another run's checkpoint (rl_evaluate)."
+
+
 class RunStatus(BaseModel):
     run_id: str
     environment: str
     backend: str
+    job: Job = Field("train", description=JOB_DESCRIPTION)
+    evaluates: EvaluationOf | None = Field(None, description="For an evaluation: the run and step of its checkpoint.")
     status: RunState
     reason: str | None = Field(None, description="Why the run is in this state (failure cause, stop request...).")
     failed_component: str | None = None
@@ -107,6 +120,8 @@ class RunSummary(BaseModel):
     run_id: str
     environment: str
     backend: str
+    job: Job = Field("train", description=JOB_DESCRIPTION)
+    evaluates: EvaluationOf | None = Field(None, description="For an evaluation: the run and step of its checkpoint.")
     status: RunState
     reason: str | None = None
     created_at: float
