@@ -106,6 +106,17 @@ def test_process_writes_scored_groups_with_the_policys_tokens_and_logprobs(tmp_p
     assert "train/percent_correct" in metrics[-1] and metrics[-1]["train/completion_length"] > 0
 
 
+def test_groups_longer_than_max_token_length_are_dropped_and_said_so(tmp_path: Path, digit_policy: tuple[str, BigramModel]) -> None:
+    url, _ = digit_policy
+    out = run_env("arithmetic", "process", {"run": {"dir": str(tmp_path), "policy_url": url + "/v1"}},
+                  "--env.total_steps", "1", "--env.group_size", "4", "--env.max_token_length", "4")
+    assert out.returncode == 1, out.stderr  # nothing fits: no group written
+    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    assert summary["groups_written"] == 0
+    said = re.findall(r"dropped a group \((\d+) so far\): a sequence has \d+ tokens, more than env.max_token_length 4", out.stderr)
+    assert said[:3] == ["1", "2", "4"] and "3" not in said, out.stderr  # said at 1, 2, 4, 8...: not at every group
+
+
 def test_process_multi_turn_masks_only_assistant_tokens_and_scores_discounted_return(tmp_path: Path, move_policy: tuple[str, BigramModel]) -> None:
     url, model = move_policy
     out = run_env("navigation", "process", {"run": {"dir": str(tmp_path), "policy_url": url + "/v1"}}, "--env.total_steps", "3", "--env.group_size", "4", "--env.discount_factor", "0.8")

@@ -137,8 +137,13 @@ class EnvRuntime:
                 return False
             if _equal_scores(scores):
                 self.stats.sent_same_score += 1
-        if any(len(tokens) > self.config.max_token_length for tokens in group["tokens"]):
+        longest = max(len(tokens) for tokens in group["tokens"])
+        if longest > self.config.max_token_length:
             self.stats.dropped_too_long += 1
+            dropped = self.stats.dropped_too_long
+            if dropped & (dropped - 1) == 0:  # the 1st, 2nd, 4th, 8th...: said, without flooding the log
+                log(f"dropped a group ({dropped} so far): a sequence has {longest} tokens, more than "
+                    f"env.max_token_length {self.config.max_token_length}; raise it or ask for shorter completions")
             return False
         self.stats.record_lengths(group)
         return True
