@@ -160,7 +160,7 @@ class Registry:
             if not is_damage(exc):
                 raise
             return self._repair(f"{exc}")
-        self._inode = os.stat(self.path).st_ino
+        self._seen_file = _file_identity(self.path)
         return db
 
     def _repair(self, damage: str | None) -> sqlite3.Connection:
@@ -181,7 +181,7 @@ class Registry:
                 db = self._connect()
                 self._create_schema(db)
                 db.execute("PRAGMA synchronous = NORMAL")
-                self._inode = os.stat(self.path).st_ino
+                self._seen_file = _file_identity(self.path)
                 directories = run_directories(self.state)
                 if aside is None and not directories:
                     return db  # a first start: nothing was lost
@@ -202,7 +202,12 @@ class Registry:
 
     def _use(self, operation: Callable[[sqlite3.Connection], T]) -> T:
         """Run one operation; a registry found damaged on the way is rebuilt and the operation retried."""
-        if _inode(self.path) != self._inode:  # rebuilt by another process since this connection opened
+        # The file changed outside this connection since it last looked: rebuilt by another process
+        # (a new inode), or written over in place. SQLite in WAL mode notices neither on an open
+        # connection (it trusts its page cache while the WAL index is unchanged), so open afresh.
+        # Commits go to the WAL and leave the file as it is; a checkpoint into it (every few MB of
+        # commits) costs one reopen.
+        if _file_identity(self.path) != self._seen_file:
             self._db.close()
             self._db = self._open()
         try:
@@ -456,6 +461,15 @@ def _size(path: Path) -> int | None:
         return path.stat().st_size
     except FileNotFoundError:
         return None
+
+
+def _file_identity(path: Path) -> tuple[int, int, int] | None:
+    """Inode, size and modification time: changes when the file is replaced or written to."""
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def _inode(path: Path) -> int | None:
