@@ -57,7 +57,8 @@ def test_chat_template_rejects_bad_messages_with_a_reason() -> None:
 def test_log_likelihood_gradient_matches_finite_differences() -> None:
     model = small_model()
     prompts = [TOK.generation_prompt([{"role": "user", "content": c}]) for c in ("7+8", "hello", "3-9", "at 2 goal 5")]
-    generated = [[], TOK.encode("o"), TOK.encode("-"), TOK.encode("ab")]
+    # "hello" continues with the copy map's images of "he", so the neighbour scores carry gradient
+    generated = [[], model._images()[TOK.encode("he")].tolist(), TOK.encode("-"), TOK.encode("ab")]
     targets = np.asarray(TOK.encode("1l6R"))
     weights = np.array([0.7, -1.3, 0.4, 2.0])
     entropy_weights = np.array([0.2, 0.5, -0.3, 0.1])  # the entropy bonus's gradient is checked too

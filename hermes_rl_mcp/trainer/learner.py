@@ -55,6 +55,14 @@ class Learner:
             entropy_weight = None
             if cfg.entropy_coef > 0:  # maximising entropy = minimising -coef * H
                 entropy_weight = np.full(len(targets), -cfg.entropy_coef / max(batch.num_sequences, 1), dtype=self.model.dtype)
+            if cfg.entropy_floor > 0:
+                # Positions about to become deterministic get an entropy bonus: once a policy
+                # is sure of one answer for every prompt, groups score alike and their
+                # advantages are zero, so nothing would teach it the answers it stopped trying.
+                below = _entropies(cache.probs) < cfg.entropy_floor
+                bonus = np.where(below, -1.0 / max(batch.num_sequences, 1), 0.0).astype(self.model.dtype)
+                entropy_weight = bonus if entropy_weight is None else entropy_weight + bonus
+                metrics["train/below_entropy_floor"] = float(below.mean())
             grads = self.model.backward(cache, targets, result.dlogp.astype(self.model.dtype), entropy_weight)
             grad_norm = self.optimizer.step(self.model.params, grads)
             metrics.update(
@@ -76,6 +84,11 @@ class Learner:
 
 
 def _mean_entropy(probs: np.ndarray) -> float:
+    return float(_entropies(probs).mean())
+
+
+def _entropies(probs: np.ndarray) -> np.ndarray:
+    """Each row's entropy in nats."""
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(probs > 0, probs * np.log(np.where(probs > 0, probs, 1.0)), 0.0)
-    return float(-terms.sum(axis=1).mean())
+    return -terms.sum(axis=1)

@@ -13,13 +13,15 @@ views of its context, each a bias that helps short text tasks in general:
   (character, how often it occurs), and for each word a hashed row, wherever they are;
 * **the turn so far**: the tokens generated so far by position, the previous token, the step,
   and the last message's length minus the step (answers whose length follows the input's);
-* **a pointer over the prompt**: attention over the slots of both views (and a "copy nothing"
-  slot) by position (per step), by content (a learned key per token) and by coverage (whether
-  the slot's token was already emitted this turn). Each token's probability is multiplied by a
-  power of its attention mass (plus a floor), and the attended tokens' rows of ``M`` (a learned
-  token-to-token map, zero at first) are added to the logits, so "emit the k-th character",
-  "emit the largest digit", "emit the next unused letter" or "emit the token this one maps to"
-  is a few weights to learn.
+* **a pointer over the prompt**: attention over the character slots of both views (and a
+  "copy nothing" slot) by position (per step), by content (a learned key per token), by coverage
+  (whether the slot's token was already emitted this turn) and by neighbourhood (whether the
+  slot follows, or precedes, a prompt occurrence of the token just emitted, so copying a span
+  forwards or backwards is one weight). The attended mass goes through a learned copy map (the
+  identity at first; ``M`` per token pair and ``R`` per code distance, shared by every
+  character) and each token's probability is multiplied by a power of the mass it receives
+  (plus a floor). So "emit the k-th character", "emit the largest digit", "emit the next unused
+  letter", "continue the word" or "emit each letter transformed" is a few weights to learn.
 
 The sparse views are summed into one ReLU hidden layer (an embedding bag: a linear layer on
 one-hot inputs) that produces generation logits; a per-step output bias learns answer lengths.
@@ -49,7 +51,16 @@ Params = dict[str, np.ndarray]
 # over one the prompt lacks), and from the start a prompt's characters are an order of magnitude
 # likelier than others, whatever the number of slots the attention spreads over.
 COPY_FLOOR = 0.003
-GAINS = {"b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_gain": 10.0, "M": 4.0}
+GAINS = {
+    "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_gain": 10.0,
+    "M": 10.0, "R": 30.0,
+}
+# Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
+# prompt occurrence of the previously emitted token (1: its successor, -1: its predecessor, 0: the
+# same token again). Copying a span forwards or backwards is then one weight, not one per step.
+NEIGHBOUR_OFFSETS = (-2, -1, 0, 1, 2)
+# The copy map starts as the identity: a token's own entry leads the others by this many nats.
+IDENTITY_LOGIT = 6.0
 _ROLE_IDS = np.asarray(sorted(ROLE_TOKENS.values()), dtype=np.int64)
 
 
@@ -129,6 +140,7 @@ class Features:
     step: np.ndarray  # (N,) int: generation step, capped at max_steps - 1
     slots: np.ndarray  # (N, pointer_slots) int: token of each pointer slot (PAD for none)
     used: np.ndarray  # (N, pointer_slots) float: 1 where the slot's token was emitted this turn
+    follows: np.ndarray  # (N, pointer_slots, offsets) float: 1 where the slot is k after the previous token
 
     def __len__(self) -> int:
         return int(self.step.shape[0])
@@ -141,7 +153,9 @@ class ForwardCache:
     hidden: np.ndarray
     attention: np.ndarray  # (N, pointer_slots) pointer weights
     attended: np.ndarray  # (N, V) attention summed per token of the slots
-    gate: np.ndarray  # (N, V) log(COPY_FLOOR + attended)
+    copy_map: np.ndarray  # (V, V) row a: the tokens attending a copies to (sums to 1)
+    copied: np.ndarray  # (N, V) attended mass carried through the copy map
+    gate: np.ndarray  # (N, V) log(COPY_FLOOR + copied)
     pointer_gain: np.ndarray  # (N,) the step's pointer gain, with its fixed gain
     probs: np.ndarray
     temperature: float
@@ -166,6 +180,12 @@ class PolicyModel:
         for token in range(shape.vocab_size):
             is_word_char[token] = tokenizer.token_text(token).isalnum() and token >= tokenizer.first_char_id
         self._is_word_char = is_word_char
+        # R maps an attended character to the characters a fixed code distance away: entry
+        # [a, b] of the token-to-token map it makes is R[b - a], for characters a and b only.
+        v, first = shape.vocab_size, tokenizer.first_char_id
+        codes = np.arange(v)
+        self._offset_index = codes[None, :] - codes[:, None] + v - 1
+        self._offset_valid = (codes[:, None] >= first) & (codes[None, :] >= first)
 
     @property
     def dtype(self) -> np.dtype:
@@ -185,13 +205,16 @@ class PolicyModel:
         end_prior: float = 2.0,
         recency_slope: float = 0.15,
         numeric_scale: float = 0.2,
+        span_prior: float = 1.5,
         **shape_fields: int,
     ) -> PolicyModel:
         """A fresh policy. Its initial distribution prefers answers built from the prompt's
         characters (``copy_prior``, the pointer's gain) and short answers (``end_prior``: not
         ending before the first token, ending after any other): RL from scratch needs some
         answers that score before it learns anything, and short ones are the likeliest to.
-        ``recency_slope`` is the pointer's initial preference for the prompt's last tokens.
+        ``recency_slope`` is the pointer's initial preference for the prompt's last tokens, and
+        ``span_prior`` (nats) its initial preference for the slot after the one just copied, so
+        the prompt's words are likelier answers than its scattered characters.
         ``shape_fields`` override ``ModelShape``'s sizes."""
         shape = ModelShape(tokenizer.vocab_size, hidden_size, **shape_fields)
         rng = np.random.default_rng(seed)
@@ -208,7 +231,9 @@ class PolicyModel:
             "P_key": np.zeros(v),
             "P_used": np.zeros(1),
             "P_gain": np.full(shape.max_steps, copy_prior),
+            "P_rel": np.zeros(len(NEIGHBOUR_OFFSETS)),
             "M": np.zeros((v, v)),  # what an attended token adds to other tokens' logits
+            "R": np.zeros(2 * v - 1),  # the same by code distance: shared by every character
         }
         # A recency prior, as in ALiBi: the pointer starts out favouring the prompt's last
         # tokens, falling off linearly with distance; the message-start view starts below them.
@@ -217,6 +242,7 @@ class PolicyModel:
         params["B_step"][0, END] = -end_prior
         params["B_step"][1:, END] = end_prior
         params["W_in"][shape.offsets["absent"]] = 0.0
+        params["P_rel"][NEIGHBOUR_OFFSETS.index(1)] = span_prior
         for key, gain in GAINS.items():
             params[key] = params[key] / gain
         return cls({k: np.ascontiguousarray(a, dtype=dtype) for k, a in params.items()}, shape, tokenizer)
@@ -324,7 +350,12 @@ class PolicyModel:
             axis=1,
         )
         prompt_dense = self._digit_value[np.concatenate([window, message], axis=1)]
+        # the pointer's slots hold characters only: role and end tokens cannot be copied
         slots_p = np.concatenate([window, message, np.full((len(views), 1), PAD, dtype=np.int64)], axis=1)
+        slots_p = np.where(slots_p >= self.tokenizer.first_char_id, slots_p, PAD)
+        neighbours = _neighbours(window, message)  # (P, pointer_slots, offsets)
+        follows = (self._images()[neighbours[prompt_of]] == prev[:, None, None]) & (prev >= 0)[:, None, None]
+        follows &= neighbours[prompt_of] != PAD
         prev = np.where(prev >= 0, prev, window[prompt_of, 0])
         capped = np.minimum(step, s.max_steps - 1)
         remaining = np.clip(length[prompt_of] - step + 8, 0, s.length_range - 1)
@@ -349,6 +380,7 @@ class PolicyModel:
             step=capped,
             slots=slots,
             used=used,
+            follows=follows.astype(self.dtype),
         )
 
     # -- forward / backward ---------------------------------------------------------------------
@@ -363,10 +395,12 @@ class PolicyModel:
         hidden = np.maximum(pre, 0.0)
         attention = self._attention(feats)
         attended = self._per_token(attention, feats.slots)
-        gate = np.log(COPY_FLOOR + attended)
+        copy_map = self._copy_map()
+        copied = attended @ copy_map
+        gate = np.log(COPY_FLOOR + copied)
         pointer_gain = GAINS["P_gain"] * p["P_gain"][feats.step]
         logits = hidden @ p["W2"] + GAINS["b2"] * p["b2"] + GAINS["B_step"] * p["B_step"][feats.step]
-        logits += pointer_gain[:, None] * gate + attended @ (GAINS["M"] * p["M"])
+        logits += pointer_gain[:, None] * gate
         logits = logits / temperature
         logits[:, ~self.allowed] = -np.inf
         if allowed is not None:
@@ -374,13 +408,35 @@ class PolicyModel:
         logits -= logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
         probs /= probs.sum(axis=1, keepdims=True)
-        return ForwardCache(feats, pre, hidden, attention, attended, gate, pointer_gain, probs, temperature)
+        return ForwardCache(feats, pre, hidden, attention, attended, copy_map, copied, gate, pointer_gain, probs, temperature)
+
+    def _images(self) -> np.ndarray:
+        """(V,): the token each token's attention now favours emitting: itself, unless the token
+        map has learned to prefer another by more than IMAGE_MARGIN nats. The neighbour scores
+        match the previous token against the images of the slots' neighbours, so a span copied
+        through the map (each character transformed) is followed like a plain copy."""
+        return self._map_logits().argmax(axis=1)
+
+    def _map_logits(self) -> np.ndarray:
+        """(V, V): row a's logits over the tokens an attended a is copied as: the identity's lead,
+        M, and the code-distance map R."""
+        p = self.params
+        by_distance = np.where(self._offset_valid, p["R"][self._offset_index], 0.0)
+        identity = IDENTITY_LOGIT * np.eye(self.shape.vocab_size, dtype=self.dtype)
+        return identity + GAINS["M"] * p["M"] + GAINS["R"] * by_distance
+
+    def _copy_map(self) -> np.ndarray:
+        logits = self._map_logits()
+        logits -= logits.max(axis=1, keepdims=True)
+        weights = np.exp(logits)
+        return weights / weights.sum(axis=1, keepdims=True)
 
     def _attention(self, feats: Features) -> np.ndarray:
         """Pointer weights over the slots: position (per step) + token key + coverage; empty
         slots get none, the "copy nothing" slot (PAD, last) is scored by position alone."""
         p = self.params
         scores = GAINS["P_pos"] * p["P_pos"][feats.step] + GAINS["P_used"] * p["P_used"][0] * feats.used
+        scores += feats.follows @ (GAINS["P_rel"] * p["P_rel"])
         scores[:, :-1] += GAINS["P_key"] * p["P_key"][feats.slots[:, :-1]]
         scores[:, :-1][feats.slots[:, :-1] == PAD] = -np.inf
         scores -= scores.max(axis=1, keepdims=True)
@@ -422,15 +478,22 @@ class PolicyModel:
         grads["W2"] = cache.hidden.T @ dlogits
         grads["b2"] = GAINS["b2"] * dlogits.sum(axis=0)
         grads["B_step"] = GAINS["B_step"] * _rows_sum(feats.step, dlogits, p["B_step"].shape)
-        # pointer: logits += gain[step] * log(COPY_FLOOR + attended) + attended @ M
+        # pointer: logits += gain[step] * log(COPY_FLOOR + attended @ copy_map)
         grads["P_gain"] = GAINS["P_gain"] * _rows_sum(feats.step, (dlogits * cache.gate).sum(axis=1), p["P_gain"].shape)
-        grads["M"] = GAINS["M"] * (cache.attended.T @ dlogits)
-        dattended = cache.pointer_gain[:, None] * dlogits / (COPY_FLOOR + cache.attended)
-        dattended += dlogits @ (GAINS["M"] * p["M"]).T  # (N, V): per token of the slots
+        dcopied = cache.pointer_gain[:, None] * dlogits / (COPY_FLOOR + cache.copied)
+        dmap = cache.attended.T @ dcopied
+        dmap_logits = cache.copy_map * (dmap - (dmap * cache.copy_map).sum(axis=1, keepdims=True))
+        grads["M"] = GAINS["M"] * dmap_logits
+        dmap_valid = np.where(self._offset_valid, dmap_logits, 0.0)
+        grads["R"] = GAINS["R"] * np.bincount(
+            self._offset_index.ravel(), weights=dmap_valid.ravel(), minlength=p["R"].size
+        ).astype(dmap.dtype, copy=False)
+        dattended = dcopied @ cache.copy_map.T  # (N, V): per token of the slots
         dattention = np.take_along_axis(dattended, feats.slots, axis=1)
         dscores = cache.attention * (dattention - (cache.attention * dattention).sum(axis=1, keepdims=True))
         grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores, p["P_pos"].shape)
         grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
+        grads["P_rel"] = GAINS["P_rel"] * np.einsum("ns,nsk->k", dscores, feats.follows)
         grads["P_key"] = GAINS["P_key"] * _rows_sum(feats.slots[:, :-1].ravel(), dscores[:, :-1].ravel(), p["P_key"].shape)
         dhidden = dlogits @ p["W2"].T
         dpre = dhidden * (cache.pre > 0)
@@ -454,6 +517,23 @@ class PolicyModel:
         generated = [completion[:i] for i in range(len(completion))]
         logp, _ = self.token_logprobs(self.features(prompts, generated), np.asarray(completion, dtype=np.int64), temperature)
         return logp
+
+
+def _neighbours(window: np.ndarray, message: np.ndarray) -> np.ndarray:
+    """(P, pointer_slots, offsets): for each slot, the prompt token ``k`` places before it in
+    reading order, for each k of NEIGHBOUR_OFFSETS (PAD off either end, and for the last slot).
+    Window slot d reads after slot d + 1; message slot j after slot j - 1."""
+    p, w = window.shape
+    m = message.shape[1]
+    out = np.full((p, w + m + 1, len(NEIGHBOUR_OFFSETS)), PAD, dtype=np.int64)
+    for k_index, k in enumerate(NEIGHBOUR_OFFSETS):
+        source = np.arange(w) + k
+        inside = (source >= 0) & (source < w)
+        out[:, :w, k_index][:, inside] = window[:, source[inside]]
+        source = np.arange(m) - k
+        inside = (source >= 0) & (source < m)
+        out[:, w : w + m, k_index][:, inside] = message[:, source[inside]]
+    return out
 
 
 def _stack(rows: list[np.ndarray], width: int) -> np.ndarray:

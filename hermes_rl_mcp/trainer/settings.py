@@ -19,6 +19,9 @@ class TrainerConfig(BaseModel):
     temperature: float = Field(1.0, gt=0, le=5, description="Sampling temperature of the policy server.")
     kl_coef: float = Field(0.0, ge=0, le=10, description="Weight of the KL penalty to the initial policy (0 disables it).")
     entropy_coef: float = Field(0.0, ge=0, le=10, description="Weight of the entropy bonus on trained positions (keeps exploring).")
+    entropy_floor: float = Field(
+        0.3, ge=0, le=5, description="Trained positions whose next-token entropy (nats) is below this get an entropy bonus (0 disables it)."
+    )
     clip_epsilon: float = Field(0.2, gt=0, le=1, description="PPO clip range of the importance ratio.")
     max_grad_norm: float = Field(1.0, gt=0, le=1e6, description="Global gradient-norm clip.")
     checkpoint_interval: int = Field(50, gt=0, le=10_000_000, description="Steps between periodic checkpoints.")
