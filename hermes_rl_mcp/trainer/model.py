@@ -14,7 +14,7 @@ views of its context, each a bias that helps short text tasks in general:
 * **the turn so far**: the tokens generated so far by position, the previous token, the step,
   and the last message's length minus the step (answers whose length follows the input's);
 * **a pointer over the prompt**: attention over the character slots of both views (and a
-  "copy nothing" slot) by position (per step), by content (a learned key per token), by coverage
+  an end slot) by position (per step), by content (a learned key per token), by coverage
   (whether the slot's token was already emitted this turn) and by neighbourhood (whether the
   slot follows, or precedes, a prompt occurrence of the token just emitted, so copying a span
   forwards or backwards is one weight). The attended mass goes through a learned copy map (the
@@ -53,14 +53,14 @@ Params = dict[str, np.ndarray]
 COPY_FLOOR = 0.003
 GAINS = {
     "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_gain": 10.0,
-    "M": 10.0, "R": 30.0,
+    "M": 10.0, "R": 60.0,
 }
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
 # prompt occurrence of the previously emitted token (1: its successor, -1: its predecessor, 0: the
 # same token again). Copying a span forwards or backwards is then one weight, not one per step.
 NEIGHBOUR_OFFSETS = (-2, -1, 0, 1, 2)
 # The copy map starts as the identity: a token's own entry leads the others by this many nats.
-IDENTITY_LOGIT = 6.0
+IDENTITY_LOGIT = 8.0
 _ROLE_IDS = np.asarray(sorted(ROLE_TOKENS.values()), dtype=np.int64)
 
 
@@ -80,7 +80,7 @@ class ModelShape:
 
     @property
     def pointer_slots(self) -> int:
-        """Both views' slots plus the "copy nothing" slot (the last)."""
+        """Both views' slots plus the end slot (the last)."""
         return self.window + self.message_slots + 1
 
     @property
@@ -350,9 +350,11 @@ class PolicyModel:
             axis=1,
         )
         prompt_dense = self._digit_value[np.concatenate([window, message], axis=1)]
-        # the pointer's slots hold characters only: role and end tokens cannot be copied
-        slots_p = np.concatenate([window, message, np.full((len(views), 1), PAD, dtype=np.int64)], axis=1)
-        slots_p = np.where(slots_p >= self.tokenizer.first_char_id, slots_p, PAD)
+        # The pointer's slots hold the prompt's characters (its role and end tokens are not
+        # answers to copy) and, last, the end token: attending past the prompt ends the turn.
+        characters = np.concatenate([window, message], axis=1)
+        characters = np.where(characters >= self.tokenizer.first_char_id, characters, PAD)
+        slots_p = np.concatenate([characters, np.full((len(views), 1), END, dtype=np.int64)], axis=1)
         neighbours = _neighbours(window, message)  # (P, pointer_slots, offsets)
         follows = (self._images()[neighbours[prompt_of]] == prev[:, None, None]) & (prev >= 0)[:, None, None]
         follows &= neighbours[prompt_of] != PAD
@@ -433,7 +435,7 @@ class PolicyModel:
 
     def _attention(self, feats: Features) -> np.ndarray:
         """Pointer weights over the slots: position (per step) + token key + coverage; empty
-        slots get none, the "copy nothing" slot (PAD, last) is scored by position alone."""
+        slots get none, the end slot (last) is scored by position alone."""
         p = self.params
         scores = GAINS["P_pos"] * p["P_pos"][feats.step] + GAINS["P_used"] * p["P_used"][0] * feats.used
         scores += feats.follows @ (GAINS["P_rel"] * p["P_rel"])
