@@ -12,6 +12,10 @@ from hermes_rl_mcp.trainer.grpo import clipped_objective, flatten_groups
 from hermes_rl_mcp.trainer.model import PolicyModel
 from hermes_rl_mcp.trainer.settings import TrainerConfig
 
+# Weight of the entropy-floor bonus per position, beside advantages of about 1 per sequence:
+# enough to keep a position from becoming certain, too little to outweigh what scores teach.
+ENTROPY_FLOOR_WEIGHT = 0.25
+
 
 class Learner:
     """The policy, its optimiser and (with a KL penalty) the frozen initial policy."""
@@ -60,7 +64,7 @@ class Learner:
                 # is sure of one answer for every prompt, groups score alike and their
                 # advantages are zero, so nothing would teach it the answers it stopped trying.
                 below = _entropies(cache.probs) < cfg.entropy_floor
-                bonus = np.where(below, -1.0 / max(batch.num_sequences, 1), 0.0).astype(self.model.dtype)
+                bonus = np.where(below, -ENTROPY_FLOOR_WEIGHT / max(batch.num_sequences, 1), 0.0).astype(self.model.dtype)
                 entropy_weight = bonus if entropy_weight is None else entropy_weight + bonus
                 metrics["train/below_entropy_floor"] = float(below.mean())
             grads = self.model.backward(cache, targets, result.dlogp.astype(self.model.dtype), entropy_weight)
