@@ -23,6 +23,10 @@ views of its context, each a bias that helps short text tasks in general:
   (plus a floor). So "emit the k-th character", "emit the largest digit", "emit the next unused
   letter", "continue the word" or "emit each letter transformed" is a few weights to learn.
 
+* **counts through the pointer**: each slot also carries how often its character occurs in
+  its word, and the attention summed per count adds a learned row of ``C`` to the logits, so
+  "how many of this letter" is the pointer finding the letter plus a map from counts to tokens.
+
 The sparse views are summed into one ReLU hidden layer (an embedding bag: a linear layer on
 one-hot inputs) that produces generation logits; a per-step output bias learns answer lengths.
 
@@ -53,7 +57,7 @@ Params = dict[str, np.ndarray]
 COPY_FLOOR = 0.003
 GAINS = {
     "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_gain": 10.0,
-    "M": 10.0, "R": 60.0,
+    "M": 10.0, "R": 60.0, "C": 10.0,
 }
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
 # prompt occurrence of the previously emitted token (1: its successor, -1: its predecessor, 0: the
@@ -122,6 +126,7 @@ class PromptView:
     message: np.ndarray  # (message_slots,) the last message's first characters
     message_length: int
     bag: np.ndarray  # (bag_chars + bag_words,) rows of the character and word bags
+    counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
 
 
 @dataclass
@@ -140,6 +145,7 @@ class Features:
     step: np.ndarray  # (N,) int: generation step, capped at max_steps - 1
     slots: np.ndarray  # (N, pointer_slots) int: token of each pointer slot (PAD for none)
     used: np.ndarray  # (N, pointer_slots) float: 1 where the slot's token was emitted this turn
+    counts: np.ndarray  # (N, pointer_slots) int: occurrences of the slot's character in its word
     follows: np.ndarray  # (N, pointer_slots, offsets) float: 1 where the slot is k after the previous token
 
     def __len__(self) -> int:
@@ -152,6 +158,7 @@ class ForwardCache:
     pre: np.ndarray
     hidden: np.ndarray
     attention: np.ndarray  # (N, pointer_slots) pointer weights
+    by_count: np.ndarray  # (N, max_count) attention summed per in-word count of the slots' characters
     attended: np.ndarray  # (N, V) attention summed per token of the slots
     copy_map: np.ndarray  # (V, V) row a: the tokens attending a copies to (sums to 1)
     copied: np.ndarray  # (N, V) attended mass carried through the copy map
@@ -234,6 +241,7 @@ class PolicyModel:
             "P_rel": np.zeros(len(NEIGHBOUR_OFFSETS)),
             "M": np.zeros((v, v)),  # what an attended token adds to other tokens' logits
             "R": np.zeros(2 * v - 1),  # the same by code distance: shared by every character
+            "C": np.zeros((shape.max_count, v)),  # what attending a character that occurs k times in its word adds
         }
         # A recency prior, as in ALiBi: the pointer starts out favouring the prompt's last
         # tokens, falling off linearly with distance; the message-start view starts below them.
@@ -269,7 +277,28 @@ class PolicyModel:
         content = tokens[start:stop]
         message = np.full(s.message_slots, PAD, dtype=np.int64)
         message[: min(len(content), s.message_slots)] = content[: s.message_slots]
-        return PromptView(window, message, len(content), self._bag_rows(content))
+        in_word = self._counts_in_word(tokens)
+        counts = np.zeros(s.pointer_slots, dtype=np.int64)
+        tail_counts = in_word[-s.window :][::-1]
+        counts[: len(tail_counts)] = tail_counts
+        head_counts = in_word[start:stop][: s.message_slots]
+        counts[s.window : s.window + len(head_counts)] = head_counts
+        return PromptView(window, message, len(content), self._bag_rows(content), np.minimum(counts, s.max_count - 1))
+
+    def _counts_in_word(self, tokens: np.ndarray) -> np.ndarray:
+        """For each token, how often it occurs in its word (a maximal run of letters and
+        digits); 0 outside words."""
+        out = np.zeros(len(tokens), dtype=np.int64)
+        start = None
+        for i, token in enumerate([*tokens.tolist(), PAD]):
+            if self._is_word_char[token]:
+                if start is None:
+                    start = i
+            elif start is not None:
+                chars, inverse, occurrences = np.unique(tokens[start:i], return_inverse=True, return_counts=True)
+                out[start:i] = occurrences[inverse]
+                start = None
+        return out
 
     def _bag_rows(self, content: np.ndarray) -> np.ndarray:
         s, o = self.shape, self._offsets
@@ -371,6 +400,7 @@ class PolicyModel:
             axis=1,
         )
         slots = slots_p[prompt_of]
+        counts = np.stack([view.counts for view in views])[prompt_of] if views else np.zeros((0, s.pointer_slots), dtype=np.int64)
         used = np.take_along_axis(emitted, slots, axis=1).astype(self.dtype)
         used[:, -1] = 0.0
         return Features(
@@ -383,6 +413,7 @@ class PolicyModel:
             slots=slots,
             used=used,
             follows=follows.astype(self.dtype),
+            counts=counts,
         )
 
     # -- forward / backward ---------------------------------------------------------------------
@@ -403,6 +434,8 @@ class PolicyModel:
         pointer_gain = GAINS["P_gain"] * p["P_gain"][feats.step]
         logits = hidden @ p["W2"] + GAINS["b2"] * p["b2"] + GAINS["B_step"] * p["B_step"][feats.step]
         logits += pointer_gain[:, None] * gate
+        by_count = self._per_count(attention, feats.counts)
+        logits += by_count @ (GAINS["C"] * p["C"])
         logits = logits / temperature
         logits[:, ~self.allowed] = -np.inf
         if allowed is not None:
@@ -410,7 +443,7 @@ class PolicyModel:
         logits -= logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
         probs /= probs.sum(axis=1, keepdims=True)
-        return ForwardCache(feats, pre, hidden, attention, attended, copy_map, copied, gate, pointer_gain, probs, temperature)
+        return ForwardCache(feats, pre, hidden, attention, by_count, attended, copy_map, copied, gate, pointer_gain, probs, temperature)
 
     def _images(self) -> np.ndarray:
         """(V,): the token each token's attention now favours emitting: itself, unless the token
@@ -444,6 +477,12 @@ class PolicyModel:
         scores -= scores.max(axis=1, keepdims=True)
         weights = np.exp(scores)
         return weights / weights.sum(axis=1, keepdims=True)
+
+    def _per_count(self, weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """(N, max_count): attention summed per in-word count of the attended characters."""
+        n, k = counts.shape[0], self.shape.max_count
+        flat = (counts + np.arange(n)[:, None] * k).ravel()
+        return np.bincount(flat, weights=weights.ravel(), minlength=n * k).reshape(n, k).astype(weights.dtype, copy=False)
 
     def _per_token(self, weights: np.ndarray, tokens: np.ndarray) -> np.ndarray:
         """(N, V): each row's ``weights`` summed per token of ``tokens`` (both (N, K))."""
@@ -492,6 +531,8 @@ class PolicyModel:
         ).astype(dmap.dtype, copy=False)
         dattended = dcopied @ cache.copy_map.T  # (N, V): per token of the slots
         dattention = np.take_along_axis(dattended, feats.slots, axis=1)
+        grads["C"] = GAINS["C"] * (cache.by_count.T @ dlogits)
+        dattention += np.take_along_axis(dlogits @ (GAINS["C"] * p["C"]).T, feats.counts, axis=1)
         dscores = cache.attention * (dattention - (cache.attention * dattention).sum(axis=1, keepdims=True))
         grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores, p["P_pos"].shape)
         grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
