@@ -7,7 +7,6 @@ directory; the instance only keeps the discovery cache.
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from hermes_rl_mcp.core.discovery import Discovery
 from hermes_rl_mcp.core.errors import NoSelection, SelectionDamaged, UnknownEnvironment
 from hermes_rl_mcp.core.models import CurrentConfig, EditResult, EnvironmentInfo, EnvironmentList, SelectResult
 from hermes_rl_mcp.run_document import RunDocument
+from hermes_rl_mcp.runs.file_memo import identity
 
 
 class ControlPlane:
@@ -150,7 +150,7 @@ class ControlPlane:
         """What ``answer`` was made from: the selection's and the operator profile's text (small
         files, compared whole, since a rewrite within one clock tick can keep size and mtime), and
         the environment file's size and mtime (as a stale selection is detected)."""
-        environment = _file_identity(Path(answer.environment_file))
+        environment = identity(answer.environment_file)
         return _text_of(self._store().path), environment, _text_of(settings.profile_override(answer.backend))
 
     def edit_config(self, field: str, value: Any) -> EditResult:
@@ -177,14 +177,6 @@ class ControlPlane:
         """The resolved config of the current selection, for starting a run."""
         selection = self._selection()
         return config.run_document(selection, config.load_profile(selection.backend))
-
-
-def _file_identity(path: Path) -> tuple[int, int, int] | None:
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def _text_of(path: Path | None) -> bytes | None:

@@ -29,30 +29,33 @@ _DRAWING = threading.Lock()
 # What a picture shows; an unchanged run (every call on a finished one) is not drawn again.
 _DRAWN_FIELDS = {"run_id", "environment", "status", "reason", "step", "total_steps", "history", "best_metrics"}
 _REMEMBERED = 16
-_drawn: OrderedDict[bytes, bytes] = OrderedDict()
+_drawn_pictures: OrderedDict[bytes, bytes] = OrderedDict()
 
 
 def curves_png(results: RunResults) -> bytes:
     """The run's score and loss curves against step, best eval marked, status in the title."""
-    png = drawn_png(results)
+    key = _key(results)
+    png = _drawn(key)
     if png is not None:
         return png
-    key = _key(results)
     png = _draw(results)
     with _DRAWING:
-        _drawn[key] = png
-        while len(_drawn) > _REMEMBERED:
-            _drawn.popitem(last=False)
+        _drawn_pictures[key] = png
+        while len(_drawn_pictures) > _REMEMBERED:
+            _drawn_pictures.popitem(last=False)
     return png
 
 
 def drawn_png(results: RunResults) -> bytes | None:
     """The picture of ``results`` if it was drawn before; None if drawing it is still to do."""
-    key = _key(results)
+    return _drawn(_key(results))
+
+
+def _drawn(key: bytes) -> bytes | None:
     with _DRAWING:
-        if key in _drawn:
-            _drawn.move_to_end(key)
-            return _drawn[key]
+        if key in _drawn_pictures:
+            _drawn_pictures.move_to_end(key)
+            return _drawn_pictures[key]
     return None
 
 

@@ -27,6 +27,7 @@ from hermes_rl_mcp.runs.errors import DiskFull
 from hermes_rl_mcp.runs.ids import validate_run_id
 from hermes_rl_mcp.runs.recovery import recorded_run, run_directories
 from hermes_rl_mcp.runs.states import ACTIVE_STATES
+from hermes_rl_mcp.runs.file_memo import identity
 from hermes_rl_mcp.storage import disk_full_message, is_out_of_space
 
 REGISTRY_FILE = "registry.sqlite3"
@@ -160,7 +161,7 @@ class Registry:
             if not is_damage(exc):
                 raise
             return self._repair(f"{exc}")
-        self._seen_file = _file_identity(self.path)
+        self._seen_file = identity(self.path)
         return db
 
     def _repair(self, damage: str | None) -> sqlite3.Connection:
@@ -181,7 +182,7 @@ class Registry:
                 db = self._connect()
                 self._create_schema(db)
                 db.execute("PRAGMA synchronous = NORMAL")
-                self._seen_file = _file_identity(self.path)
+                self._seen_file = identity(self.path)
                 directories = run_directories(self.state)
                 if aside is None and not directories:
                     return db  # a first start: nothing was lost
@@ -207,7 +208,7 @@ class Registry:
         # connection (it trusts its page cache while the WAL index is unchanged), so open afresh.
         # Commits go to the WAL and leave the file as it is; a checkpoint into it (every few MB of
         # commits) costs one reopen.
-        if _file_identity(self.path) != self._seen_file:
+        if identity(self.path) != self._seen_file:
             self._db.close()
             self._db = self._open()
         try:
@@ -461,15 +462,6 @@ def _size(path: Path) -> int | None:
         return path.stat().st_size
     except FileNotFoundError:
         return None
-
-
-def _file_identity(path: Path) -> tuple[int, int, int] | None:
-    """Inode, size and modification time: changes when the file is replaced or written to."""
-    try:
-        found = path.stat()
-    except FileNotFoundError:
-        return None
-    return found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def _inode(path: Path) -> int | None:

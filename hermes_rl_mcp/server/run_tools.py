@@ -71,8 +71,7 @@ def bind_run_view_tools(apps: Apps, control: ControlPlane) -> None:
         picture: Annotated[bool, Field(description="Also return a PNG image of the run's learning curves.")] = False,
     ) -> Annotated[CallToolResult, RunStatus]:
         status = await core_call(runs.check_status, run_id, state=control.state_dir, offload=False)
-        results = await core_call(runs.get_results, run_id, state=control.state_dir) if picture else None
-        return await answer_with_curves(status, results)
+        return await answer_with_curves(status, await results_of(run_id) if picture else None)
 
     @apps.tool(
         resource_uri=DASHBOARD_URI,
@@ -91,10 +90,12 @@ def bind_run_view_tools(apps: Apps, control: ControlPlane) -> None:
         picture: Annotated[bool, Field(description="Add a PNG image of the learning curves (train and eval "
                                        "percent correct, reward, loss against step).")] = True,
     ) -> Annotated[CallToolResult, RunResults]:
-        # A run whose files are unchanged is answered on the event loop; reading them takes a thread.
-        results = await core_call(runs.kept_results, run_id, state=control.state_dir, offload=False) \
+        return await kept_answers.of(await results_of(run_id), picture)
+
+    async def results_of(run_id: str) -> RunResults:
+        """A run whose files are unchanged is answered on the event loop; reading them takes a thread."""
+        return await core_call(runs.kept_results, run_id, state=control.state_dir, offload=False) \
             or await core_call(runs.get_results, run_id, state=control.state_dir)
-        return await kept_answers.of(results, picture)
 
 
 async def answer_with_curves(model: BaseModel, results: RunResults | None) -> CallToolResult:
