@@ -1,13 +1,15 @@
 """The tinker backend's loop against a synchronous loop, on the same self-hosted engine.
 
-    python bench/bench_tinker.py [--steps 20] [--warmup 3]
+    python bench/bench_tinker.py [--steps 20] [--warmup 3] [--ahead 3]
 
 Starts SkyRL tx on 127.0.0.1 (the tests' engine: tests/engine/, the tiny Qwen3 built offline),
 then trains the same environment (tests/tinker_envs/emit_text.py), model, LoRA rank, batch
 (4 groups of 8) and learning rate twice:
 
 * **the project's loop**: a real run as the MCP server starts one (trajectory API, environment
-  process and trainer); rollouts for the next step are sampled while the engine trains;
+  process and trainer); rollouts for the next steps are sampled while the engine trains, up to
+  ``env.max_batches_offpolicy`` 3 batches ahead (the project's default and the hosted profile's
+  value; the test environment itself asks for 1);
 * **a synchronous loop** in the shape of tinker-cookbook's ``rl_loop`` recipe, in this process:
   sample the batch's groups, score them, build the same datums, forward_backward, optim_step,
   save sampler weights and make a new sampling client, one after the other.
@@ -43,7 +45,7 @@ def share_of_target(text: str) -> float:
     return text.count("#") / len(text) if text else 0.0
 
 
-def project_loop(engine, model_dir: str, steps: int, warmup: int, work: Path) -> dict:
+def project_loop(engine, model_dir: str, steps: int, warmup: int, work: Path, ahead: int = 3) -> dict:
     """A real run on the tinker backend; step times from metrics.jsonl."""
     from hermes_rl_mcp.core.control import ControlPlane
     from hermes_rl_mcp.runs import TERMINAL_STATES, check_status, start_run, stop_run
@@ -54,7 +56,7 @@ def project_loop(engine, model_dir: str, steps: int, warmup: int, work: Path) ->
     control.select_environment("emit_text")
     edits = {"run.backend": "tinker", "trainer.learning_rate": LEARNING_RATE, "trainer.batch_size": GROUPS * GROUP_SIZE,
              "env.total_steps": steps, "env.steps_per_eval": steps, "env.group_size": GROUP_SIZE,
-             "env.completion_tokens": MAX_TOKENS}
+             "env.completion_tokens": MAX_TOKENS, "env.max_batches_offpolicy": ahead}
     for field, value in edits.items():
         control.edit_config(field, value)
     started = start_run(control.run_document(), state=control.state_dir)
@@ -129,14 +131,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--ahead", type=int, default=3, help="env.max_batches_offpolicy of the project's loop")
     args = parser.parse_args()
     paths = tinker_engine.engine_paths()
     with tempfile.TemporaryDirectory() as tmp, tinker_engine.start(paths) as engine:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        ours = project_loop(engine, paths["model_dir"], args.steps, args.warmup, Path(tmp))
+        ours = project_loop(engine, paths["model_dir"], args.steps, args.warmup, Path(tmp), args.ahead)
         sync = asyncio.run(synchronous_loop(engine, paths["model_dir"], args.steps, args.warmup))
     print(f"batch: {GROUPS} groups x {GROUP_SIZE} completions x {MAX_TOKENS} tokens, {args.steps} steps "
-          f"({args.warmup} warm-up steps not timed), LoRA rank {RANK}, lr {LEARNING_RATE}")
+          f"({args.warmup} warm-up steps not timed), LoRA rank {RANK}, lr {LEARNING_RATE}; "
+          f"project loop up to {args.ahead} batches ahead")
     for name, result in (("project loop", ours), ("synchronous loop", sync)):
         split = ", ".join(f"{part} {seconds:.2f} s" for part, seconds in result["split"].items())
         print(f"{name:<17} {result['steps_per_minute']:6.1f} steps/min; per step: {split}")
