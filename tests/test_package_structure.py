@@ -58,8 +58,8 @@ def test_importing_the_sdk_loads_no_http_client_or_runtime() -> None:
     # Environment files and the config introspection child import the SDK; it must stay light.
     probe = (
         "import json, sys; import hermes_rl_mcp.sdk as sdk;"
-        "print(json.dumps({'names': sorted(sdk.__all__), 'loaded': sorted(m for m in sys.modules"
-        " if m.startswith(('httpx', 'hermes_rl_mcp.sdk.runtime', 'hermes_rl_mcp.sdk.policy_client', 'mcp')))}))"
+        "print(json.dumps({'names': sorted(sdk.__all__), 'loaded': sorted(m for m, module in sys.modules.items()"
+        " if module is not None and m.startswith(('httpx', 'hermes_rl_mcp.sdk.runtime', 'hermes_rl_mcp.sdk.policy_client', 'mcp')))}))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
