@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import random
 from typing import Any
 
@@ -145,6 +146,17 @@ def test_bad_requests_get_a_4xx_with_a_reason_and_the_server_keeps_serving(
     assert reason in detail
     assert client.get("/status").json() == {"current_step": 0, "queue_size": 0}
     assert client.post("/scored_data", json=group()).json() == {"status": "received"}
+
+
+def test_a_readiness_probe_refused_is_not_logged_as_a_warning(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    from hermes_rl_mcp.runs.probe import PROBE_HEADER
+
+    caplog.set_level(logging.DEBUG, logger="hermes_rl_mcp.api")
+    for path in ("/status-env?env_id=99", "/status-env?env_id=99&x=1"):  # the fast path, then the routed one
+        assert client.get(path, headers={PROBE_HEADER: "1"}).status_code == 404
+        assert client.get(path).status_code == 404
+    levels = [record.levelname for record in caplog.records if "not registered" in record.getMessage()]
+    assert levels == ["DEBUG", "WARNING", "DEBUG", "WARNING"]
 
 
 def test_status_env_accepts_a_json_body_on_get_a_query_parameter_and_post(client: TestClient) -> None:

@@ -433,3 +433,6 @@ def test_a_short_real_local_run_completes(state: Path) -> None:
     assert results.final_checkpoint is not None and Path(results.final_checkpoint).is_file()
     assert [e.status for e in results.events] == ["starting", "running", "completed"]
     assert wait_gone({c.pid for c in final.components.values() if c.pid}) == set()
+    # The supervisor polled /status-env until the environment registered: not a warning.
+    api_log = (Path(started.run_dir) / "logs" / "api.log").read_text()
+    assert "WARNING" not in api_log, api_log

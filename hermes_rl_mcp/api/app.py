@@ -41,6 +41,7 @@ from hermes_rl_mcp.api.payload import (
     parse_scored_group_list,
 )
 from hermes_rl_mcp.api.state import EMPTY_EXAMPLE, TrajectoryState
+from hermes_rl_mcp.runs.probe import PROBE_HEADER
 
 logger = logging.getLogger("hermes_rl_mcp.api")
 
@@ -78,6 +79,7 @@ def _model(model: type[BaseModel], payload: Any) -> Any:
 
 RawHandler = Callable[[Scope, Receive, Send], Awaitable[None]]
 _QUERY_ENV_ID = re.compile(rb"env_id=([0-9]{1,18})")
+_PROBE_HEADER_KEY = PROBE_HEADER.lower().encode()  # ASGI header names arrive lower-cased
 
 
 class TrajectoryApi(Starlette):
@@ -352,7 +354,7 @@ def _guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Req
         try:
             return await handler(request)
         except WireError as exc:
-            logger.warning("%s %s -> %d: %s", request.method, request.url.path, exc.status, exc.reason)
+            _log_refusal(request.method, request.url.path, exc, probe=PROBE_HEADER in request.headers)
             return _error(exc)
 
     return endpoint
@@ -379,8 +381,13 @@ def _http_error_handler(routes: list[Route]) -> Callable[[Request, Exception], A
 # -- Hot endpoints as plain ASGI (see TrajectoryApi) ----------------------------------------
 
 
+def _log_refusal(method: str, path: str, exc: WireError, *, probe: bool) -> None:
+    # A readiness probe is refused by design until its component is up: not worth a warning.
+    logger.log(logging.DEBUG if probe else logging.WARNING, "%s %s -> %d: %s", method, path, exc.status, exc.reason)
+
+
 def _refused(scope: Scope, exc: WireError) -> bytes:
-    logger.warning("%s %s -> %d: %s", scope["method"], scope["path"], exc.status, exc.reason)
+    _log_refusal(scope["method"], scope["path"], exc, probe=_header(scope, _PROBE_HEADER_KEY) is not None)
     return json.dumps({"detail": exc.reason}, separators=(",", ":")).encode()
 
 
