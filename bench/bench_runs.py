@@ -125,8 +125,8 @@ def bench_log_tail(state: Path) -> None:
 
     run_id = new_run_id()
     run_dir = state / "runs" / run_id
-    (run_dir / "logs").mkdir(parents=True)
-    with Registry(state) as registry:
+    with Registry(state) as registry:  # before the run directory, as a server does it
+        (run_dir / "logs").mkdir(parents=True)
         registry.insert_run(run_id=run_id, environment="reverse_text", backend="local", run_dir=str(run_dir), total_steps=400, reason="run created")
     log = run_dir / "logs" / "trainer.log"
     line = b"2026-11-30 01:32:00 INFO step 123: loss=0.1234 reward=0.5678 lr=0.003 sequences=64 took 0.21 s\n"
