@@ -25,7 +25,6 @@ class Learner:
         self.config = config
         self.optimizer = Adam(model.params, learning_rate=config.learning_rate, max_grad_norm=config.max_grad_norm)
         self.reference = model.copy() if config.kl_coef > 0 else None
-        self.step_count = 0
 
     def step(self, groups: Sequence[dict[str, Any]]) -> dict[str, float]:
         """Update the policy on ``groups``; returns the step's metrics."""
@@ -82,7 +81,6 @@ class Learner:
                 metrics["train/kl"] = result.kl
         else:
             metrics["train/loss"] = 0.0
-        self.step_count += 1
         metrics["train/step_time"] = time.perf_counter() - started
         return metrics
 

@@ -86,5 +86,4 @@ def _resumed_learner(point: ResumePoint, initial: PolicyModel, config: TrainerCo
         learner.optimizer.load_state(saved.optimizer_state)
     if learner.reference is not None:
         learner.reference = initial
-    learner.step_count = saved.step
     return learner
