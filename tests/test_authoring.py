@@ -181,6 +181,26 @@ def test_a_printing_but_sound_environment_is_written_with_a_note(writable: Path,
     assert "CHATTY-IMPORT" not in capfd.readouterr().out
 
 
+def test_staging_left_by_a_killed_server_is_removed_by_the_next_create(writable: Path) -> None:
+    import subprocess
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid whose process has ended, as a server killed mid-create leaves behind
+    abandoned = writable / f".staging-{gone.pid}-k1ll3d"
+    abandoned.mkdir(parents=True)
+    (abandoned / "half.py").write_text("# written when the server was killed\n")
+    in_use = writable / f".staging-{os.getpid()}-busy"  # a live server's create still under way
+    in_use.mkdir()
+
+    async def scenario() -> None:
+        async with in_memory("auto") as client:
+            created = structured(await client.call_tool("rl_create_environment", {"name": "after", "source": variant("after")}))
+            assert created["written"]
+
+    anyio.run(scenario)
+    assert entries(writable) == [in_use.name, "after.py"]
+
+
 @pytest.mark.parametrize("era", ERAS)
 def test_writing_is_refused_until_the_operator_enables_it(monkeypatch, era: str) -> None:
     monkeypatch.delenv("HERMES_RL_WRITABLE_ENV_DIR", raising=False)

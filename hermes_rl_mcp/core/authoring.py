@@ -1,7 +1,8 @@
 """Environments written by an agent: create one in the operator's writable directory, check any.
 
 A new file is first written to a hidden staging directory inside the writable directory
-(discovery skips hidden directories, so no listing sees it), checked there, and only when no
+(discovery skips hidden directories, so no listing sees it; one left by a killed server is
+removed by the next create), checked there, and only when no
 problem was found linked into place under its name, which fails rather than replaces a file
 that appeared meanwhile. A refused source therefore leaves every directory as it was.
 """
@@ -22,6 +23,10 @@ from hermes_rl_mcp.core.errors import ControlError, UnknownEnvironment, excerpt
 
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 MAX_SOURCE_CHARS = 200_000
+# A staging directory is named after the server process writing it: one whose process is gone
+# (a server killed mid-create) is removed by the next create.
+STAGING_PREFIX = ".staging-"
+_STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"([0-9]+)-")
 
 
 class AuthoringDisabled(ControlError):
@@ -68,7 +73,8 @@ def create_environment(control: ControlPlane, name: str, source: str) -> Environ
             f"an environment named {name!r} already exists ({taken[name]}): choose another name (nothing was written)"
         )
     directory.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=directory))
+    _remove_abandoned_staging(directory)
+    staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=directory))
     try:
         staged = staging / target.name
         staged.write_text(source, encoding="utf-8")
@@ -87,6 +93,23 @@ def create_environment(control: ControlPlane, name: str, source: str) -> Environ
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return check.model_copy(update={"file": str(target), "written": True})
+
+
+def _remove_abandoned_staging(directory: Path) -> None:
+    for entry in directory.glob(f"{STAGING_PREFIX}*"):
+        owner = _STAGING_NAME.match(entry.name)
+        if owner is not None and entry.is_dir() and not _process_exists(int(owner.group(1))):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process, or a number no process has: leave it alone
+    return True
 
 
 def check_environment(control: ControlPlane, name: str) -> EnvironmentCheck:
