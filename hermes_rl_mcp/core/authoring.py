@@ -2,9 +2,9 @@
 
 A new file is first written to a hidden staging directory inside the writable directory
 (discovery skips hidden directories, so no listing sees it; one left by a killed server is
-removed by the next create), checked there, and only when no
-problem was found linked into place under its name, which fails rather than replaces a file
-that appeared meanwhile. A refused source therefore leaves every directory as it was.
+removed by the next create), checked there, and only when no problem was found linked into
+place under its name, which fails rather than replaces a file that appeared meanwhile. A
+refused source therefore leaves every directory as it was.
 """
 
 from __future__ import annotations
