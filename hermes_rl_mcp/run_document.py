@@ -47,6 +47,10 @@ class EvaluatedCheckpoint(BaseModel):
     step: int = Field(ge=0, le=100_000_000)
     checkpoint: str = Field(min_length=1, description="The checkpoint archive, or tinker:// sampler weights.")
     base_model: str | None = None
+    # tinker: the run's saved training state at that step and its LoRA rank, loaded into a new
+    # adapter when the engine no longer serves the sampler weights (SkyRL tx, once the run ended)
+    state: str | None = None
+    lora_rank: int | None = Field(None, ge=1, le=1024)
 
 
 class TrialSettings(BaseModel):

@@ -168,7 +168,7 @@ def test_trial_against_an_operator_endpoint_sends_its_key_there_and_nowhere_else
     assert result["endpoint"] == {
         "name": "plain", "kind": "openai", "model": plain.model, "base_url": plain.base_url,
         "key_variable": "PLAIN_ENDPOINT_KEY", "run_id": None, "step": None, "backend": "local", "checkpoint": None,
-        "seed": None, "hidden_size": None,
+        "state": None, "lora_rank": None, "seed": None, "hidden_size": None,
     }
     for group in result["groups"]:
         a, op, b = group["prompt"][0]["content"][0], group["prompt"][0]["content"][1], group["prompt"][0]["content"][2:]

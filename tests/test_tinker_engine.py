@@ -176,7 +176,14 @@ def test_a_run_trains_the_llm_through_the_mcp_server_and_learns(engine, profile:
             assert final["step"] == final["total_steps"] == 20
             results = structured(await client.call_tool("rl_get_results", {"run_id": run_id}))
             trainer_log = structured(await client.call_tool("rl_get_logs", {"run_id": run_id, "component": "trainer", "lines": 100}))
-            return {"final": final, "results": results, "log": trainer_log["text"]}
+            # The trained LoRA, evaluated as an agent would: its final sampler weights served afresh.
+            started = structured(await client.call_tool("rl_evaluate", {"run_id": run_id}))
+            evaluated = await wait_until(client, started["run_id"], {"completed", "failed", "stopped"}, timeout=300)
+            assert evaluated["status"] == "completed", evaluated
+            evaluation = structured(await client.call_tool("rl_get_results", {"run_id": started["run_id"]}))
+            policy_log = structured(await client.call_tool("rl_get_logs", {"run_id": started["run_id"], "component": "trainer", "lines": 100}))
+            return {"final": final, "results": results, "log": trainer_log["text"], "evaluation": evaluation,
+                    "evaluation_log": policy_log["text"]}
 
     outcome = anyio.run(scenario)
     results = outcome["results"]
@@ -199,6 +206,16 @@ def test_a_run_trains_the_llm_through_the_mcp_server_and_learns(engine, profile:
     assert not [pid for pid in pids if alive(pid)]
     (model_id,) = re.findall(r"released LoRA adapter (\S+)", outcome["log"])
     assert tinker_engine.adapter_status(engine, model_id) == "unloaded"
+    # The evaluation measured the trained policy, well above the initial one.
+    # Its adapter was released, so the engine no longer serves the run's sampler weights: the
+    # evaluation loaded the saved training state into an adapter of its own, and released that.
+    evaluation = outcome["evaluation"]
+    assert evaluation["final_metrics"]["eval/percent_correct"] > first + 0.2, evaluation["final_metrics"]
+    assert evaluation["step"] == 20, evaluation["step"]
+    policy_log = outcome["evaluation_log"]
+    assert "loading the run's training state" in policy_log, policy_log
+    (served_id,) = re.findall(r"released LoRA adapter (\S+)", policy_log)
+    assert tinker_engine.adapter_status(engine, served_id) == "unloaded"
 
 
 def test_a_stopped_run_ends_every_process_and_releases_its_adapter(engine, profile: Path, tmp_path: Path) -> None:

@@ -65,6 +65,11 @@ class Endpoint(BaseModel):
     step: int | None = None
     backend: str = DEFAULT_BACKEND
     checkpoint: str | None = Field(None, description="The checkpoint archive or the tinker:// sampler weights served.")
+    state: str | None = Field(
+        None, description="For a tinker checkpoint: the run's saved training state, served instead when the engine no "
+        "longer holds the sampler weights' adapter (a self-hosted engine, once the run ended).",
+    )
+    lora_rank: int | None = Field(None, description="For a tinker checkpoint: the run's LoRA rank.")
     seed: int | None = Field(None, description="The local policy's initialisation seed (trainer.seed), for 'local'.")
     hidden_size: int | None = Field(None, description="The local policy's width (trainer.hidden_size), for 'local'.")
 
@@ -155,6 +160,7 @@ def resolve_checkpoint(results: Any, step: int | None = None) -> Endpoint:
         return Endpoint(
             name=f"run {results.run_id} step {chosen.step}", kind="checkpoint", model=str(trainer.get("base_model", "")),
             run_id=results.run_id, step=chosen.step, backend=TINKER, checkpoint=chosen.sampler_path,
+            state=chosen.path, lora_rank=_int_or_none(trainer.get("lora_rank")),
         )
     return Endpoint(
         name=f"run {results.run_id} step {chosen.step}", kind="checkpoint", model=LOCAL_MODEL_NAME,
@@ -170,7 +176,12 @@ def policy_command(endpoint: Endpoint, port: int) -> tuple[list[str], tuple[str,
         return policy_argv(port, seed=endpoint.seed or 0, hidden_size=endpoint.hidden_size or 64)
     if endpoint.kind != "checkpoint" or endpoint.checkpoint is None:
         raise ValueError(f"endpoint {endpoint.name!r} is not served by this machine")
-    return policy_argv(port, checkpoint=endpoint.checkpoint, backend=endpoint.backend, base_model=endpoint.model)
+    return policy_argv(port, checkpoint=endpoint.checkpoint, backend=endpoint.backend, base_model=endpoint.model,
+                       state=endpoint.state, lora_rank=endpoint.lora_rank, step=endpoint.step or 0)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _free_port() -> int:

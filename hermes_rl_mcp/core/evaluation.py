@@ -42,7 +42,7 @@ def start_evaluation(run_id: str, step: int | None, *, state: Path) -> Evaluatio
             backend=run.backend, environment=run.environment, env_file=run.env_file, env_class=run.env_class,
             profile=run.profile, job="evaluate",
             evaluates=EvaluatedCheckpoint(run_id=results.run_id, step=endpoint.step, checkpoint=endpoint.checkpoint,
-                                          base_model=endpoint.model),
+                                          base_model=endpoint.model, state=endpoint.state, lora_rank=endpoint.lora_rank),
         ),
         # The result is in metrics.jsonl; W&B's import would cost seconds.
         "env": source.env.model_copy(update={"use_wandb": False}),

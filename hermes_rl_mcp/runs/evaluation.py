@@ -30,6 +30,9 @@ def policy_argv(
     checkpoint: str | None = None,
     backend: str = DEFAULT_BACKEND,
     base_model: str | None = None,
+    state: str | None = None,
+    lora_rank: int | None = None,
+    step: int = 0,
     seed: int = 0,
     hidden_size: int = 64,
     temperature: float = 1.0,
@@ -42,7 +45,10 @@ def policy_argv(
     if backend == TINKER:
         from hermes_rl_mcp.runs.tinker_backend import COMPONENT_VARIABLES
 
-        return [*argv, "--tinker-sampler", checkpoint, "--base-model", str(base_model)], COMPONENT_VARIABLES
+        argv += ["--tinker-sampler", checkpoint, "--base-model", str(base_model), "--step", str(step)]
+        if state and lora_rank:
+            argv += ["--tinker-state", state, "--lora-rank", str(lora_rank)]
+        return argv, COMPONENT_VARIABLES
     return [*argv, "--checkpoint", checkpoint], ()
 
 
@@ -68,7 +74,7 @@ class EvaluationJob:
         assert evaluates is not None
         argv, variables = policy_argv(
             ports.policy, checkpoint=evaluates.checkpoint, backend=self.name, base_model=evaluates.base_model,
-            temperature=float(config.trainer_value("temperature", 1.0)),
+            state=evaluates.state, lora_rank=evaluates.lora_rank, step=evaluates.step, temperature=float(config.trainer_value("temperature", 1.0)),
         )
         env_file = str(Path(config.run.env_file or "").resolve())
         return [

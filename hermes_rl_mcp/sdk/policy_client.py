@@ -105,11 +105,11 @@ class PolicyClient:
         except (httpx.HTTPError, HTTPJSONError) as exc:
             raise PolicyError(f"policy endpoint {server.base_url} unreachable: {exc!r}") from exc
         if response.status_code != 200:
-            raise PolicyError(f"policy endpoint {server.base_url}{path} answered {response.status_code}: {response.text[:300]}")
+            raise PolicyError(f"policy endpoint {server.base_url.rstrip('/')}/{path} answered {response.status_code}: {response.text[:300]}")
         try:
             return response.json()
         except ValueError as exc:
-            raise PolicyError(f"policy endpoint {server.base_url}{path} answered non-JSON") from exc
+            raise PolicyError(f"policy endpoint {server.base_url.rstrip('/')}/{path} answered non-JSON") from exc
 
     def _sampling(
         self, n: int, max_tokens: int, temperature: float | None, stop: list[str] | None, guided_choice: Sequence[str] | None
