@@ -182,8 +182,11 @@ def test_a_run_trains_the_llm_through_the_mcp_server_and_learns(engine, profile:
             assert evaluated["status"] == "completed", evaluated
             evaluation = structured(await client.call_tool("rl_get_results", {"run_id": started["run_id"]}))
             policy_log = structured(await client.call_tool("rl_get_logs", {"run_id": started["run_id"], "component": "trainer", "lines": 100}))
+            sampled = structured(await client.call_tool("rl_sample", {
+                "run_id": run_id, "messages": [{"role": "user", "content": "Write # many times."}], "n": 4, "max_tokens": 8,
+            }))
             return {"final": final, "results": results, "log": trainer_log["text"], "evaluation": evaluation,
-                    "evaluation_log": policy_log["text"]}
+                    "evaluation_log": policy_log["text"], "sampled": sampled}
 
     outcome = anyio.run(scenario)
     results = outcome["results"]
@@ -216,6 +219,11 @@ def test_a_run_trains_the_llm_through_the_mcp_server_and_learns(engine, profile:
     assert "loading the run's training state" in policy_log, policy_log
     (served_id,) = re.findall(r"released LoRA adapter (\S+)", policy_log)
     assert tinker_engine.adapter_status(engine, served_id) == "unloaded"
+    # rl_sample of the finished run takes the same path, and samples the trained policy.
+    sampled = outcome["sampled"]
+    assert sampled["endpoint"]["step"] == 20 and len(sampled["completions"]) == 4, sampled
+    texts = "".join(c["text"] for c in sampled["completions"])
+    assert texts and texts.count("#") / len(texts) > first + 0.2, sampled["completions"]
 
 
 def test_a_stopped_run_ends_every_process_and_releases_its_adapter(engine, profile: Path, tmp_path: Path) -> None:
