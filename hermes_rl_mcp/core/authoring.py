@@ -20,6 +20,7 @@ from hermes_rl_mcp.core.check_models import EnvironmentCheck
 from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.core.env_check import check_file
 from hermes_rl_mcp.core.errors import ControlError, UnknownEnvironment, excerpt
+from hermes_rl_mcp.runs.procs import read_stat
 
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 MAX_SOURCE_CHARS = 200_000
@@ -98,18 +99,8 @@ def create_environment(control: ControlPlane, name: str, source: str) -> Environ
 def _remove_abandoned_staging(directory: Path) -> None:
     for entry in directory.glob(f"{STAGING_PREFIX}*"):
         owner = _STAGING_NAME.match(entry.name)
-        if owner is not None and entry.is_dir() and not _process_exists(int(owner.group(1))):
+        if owner is not None and entry.is_dir() and read_stat(int(owner.group(1))) is None:
             shutil.rmtree(entry, ignore_errors=True)
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True  # another user's process, or a number no process has: leave it alone
-    return True
 
 
 def check_environment(control: ControlPlane, name: str) -> EnvironmentCheck:

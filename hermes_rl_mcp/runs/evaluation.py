@@ -74,7 +74,8 @@ class EvaluationJob:
         assert evaluates is not None
         argv, variables = policy_argv(
             ports.policy, checkpoint=evaluates.checkpoint, backend=self.name, base_model=evaluates.base_model,
-            state=evaluates.state, lora_rank=evaluates.lora_rank, step=evaluates.step, temperature=float(config.trainer_value("temperature", 1.0)),
+            state=evaluates.state, lora_rank=evaluates.lora_rank, step=evaluates.step,
+            temperature=float(config.trainer_value("temperature", 1.0)),
         )
         env_file = str(Path(config.run.env_file or "").resolve())
         return [

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hermes_rl_mcp.runs.errors import DiskFull
+from hermes_rl_mcp.runs.file_memo import identity
 from hermes_rl_mcp.runs.ids import validate_run_id
 from hermes_rl_mcp.runs.recovery import recorded_run, run_directories
 from hermes_rl_mcp.runs.states import ACTIVE_STATES
-from hermes_rl_mcp.runs.file_memo import identity
 from hermes_rl_mcp.storage import disk_full_message, is_out_of_space
 
 REGISTRY_FILE = "registry.sqlite3"

@@ -408,17 +408,12 @@ async def process(runtime: EnvRuntime) -> int:
 
 async def evaluate(runtime: EnvRuntime) -> int:
     await set_up(runtime)
-    runtime.step = await policy_step(runtime.settings)
+    runtime.step = await reported_policy_step(runtime.settings) or 0
     metrics = await runtime.evaluate_safely()
     if metrics is None:
         return 1
     print(json.dumps({"step": runtime.step, **metrics}))
     return 0
-
-
-async def policy_step(settings: RunSettings) -> int:
-    """The trainer step the policy server reports on /health, 0 when it does not say."""
-    return await reported_policy_step(settings) or 0
 
 
 async def reported_policy_step(settings: RunSettings) -> int | None:

@@ -13,8 +13,8 @@ views of its context, each a bias that helps short text tasks in general:
   (character, how often it occurs), and for each word a hashed row, wherever they are;
 * **the turn so far**: the tokens generated so far by position, the previous token, the step,
   and the last message's length minus the step (answers whose length follows the input's);
-* **a pointer over the prompt**: attention over the character slots of both views (and a
-  an end slot) by position (per step), by content (a learned key per token), by coverage
+* **a pointer over the prompt**: attention over the character slots of both views (and an
+  end slot) by position (per step), by content (a learned key per token), by coverage
   (whether the slot's token was already emitted this turn) and by neighbourhood (whether the
   slot follows, or precedes, a prompt occurrence of the token just emitted, so copying a span
   forwards or backwards is one weight). The attended mass goes through a learned copy map (the
@@ -22,7 +22,6 @@ views of its context, each a bias that helps short text tasks in general:
   character) and each token's probability is multiplied by a power of the mass it receives
   (plus a floor). So "emit the k-th character", "emit the largest digit", "emit the next unused
   letter", "continue the word" or "emit each letter transformed" is a few weights to learn.
-
 * **counts through the pointer**: each slot also carries how often its character occurs in
   its word, and the attention summed per count adds a learned row of ``C`` to the logits, so
   "how many of this letter" is the pointer finding the letter plus a map from counts to tokens.
@@ -298,7 +297,7 @@ class PolicyModel:
                 if start is None:
                     start = i
             elif start is not None:
-                chars, inverse, occurrences = np.unique(tokens[start:i], return_inverse=True, return_counts=True)
+                _, inverse, occurrences = np.unique(tokens[start:i], return_inverse=True, return_counts=True)
                 out[start:i] = occurrences[inverse]
                 start = None
         return out
@@ -449,8 +448,8 @@ class PolicyModel:
         return ForwardCache(feats, pre, hidden, attention, by_count, attended, copy_map, copied, gate, pointer_gain, probs, temperature)
 
     def _images(self) -> np.ndarray:
-        """(V,): the token each token's attention now favours emitting: itself, unless the token
-        map has learned to prefer another by more than IMAGE_MARGIN nats. The neighbour scores
+        """(V,): the token each token's attention now favours emitting: itself, unless the copy
+        map has learned to prefer another (the largest entry of its row). The neighbour scores
         match the previous token against the images of the slots' neighbours, so a span copied
         through the map (each character transformed) is followed like a plain copy."""
         return self._map_logits().argmax(axis=1)
