@@ -123,7 +123,16 @@ def test_minimal_environment_passes_only_what_components_need() -> None:
         "GITHUB_TOKEN": "ghp", "WANDB_API_KEY": "w", "TINKER_API_KEY": "t", "AWS_SECRET_ACCESS_KEY": "a",
     }
     env = minimal_environment(("WANDB_API_KEY",), source)
-    assert set(env) == {"PATH", "HOME", "LC_ALL", "HERMES_RL_HOME", "WANDB_API_KEY", "PYTHONUNBUFFERED"}
+    assert set(env) == {"PATH", "HOME", "LC_ALL", "HERMES_RL_HOME", "WANDB_API_KEY", "PYTHONUNBUFFERED", "OPENBLAS_NUM_THREADS"}
+    assert env["OPENBLAS_NUM_THREADS"] == "1"  # components share the cores; no BLAS thread pool each
+
+
+def test_the_operators_blas_settings_reach_the_components() -> None:
+    source = {"PATH": "/bin", "OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "4", "OPENBLAS_TOKEN": "t0ken"}
+    env = minimal_environment((), source)
+    assert env["OPENBLAS_CORETYPE"] == "Haswell" and env["OPENBLAS_NUM_THREADS"] == "4"
+    assert "OPENBLAS_TOKEN" not in env
+    assert "OPENBLAS_NUM_THREADS" not in minimal_environment((), {"PATH": "/bin", "OMP_NUM_THREADS": "3"})
 
 
 def test_run_ids_are_sortable_and_validated() -> None:
