@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return policy_main(rest)
     if command == "supervise":
-        from hermes_rl_mcp.runs.supervisor import main as supervise_main
+        from hermes_rl_mcp.runs.launch import main as supervise_main
 
         return supervise_main(rest)
     if command in ("runs", "status", "logs", "stop"):

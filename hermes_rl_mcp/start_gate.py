@@ -16,8 +16,6 @@ import os
 import sys
 import time
 
-from hermes_rl_mcp.runs.probe import http_ok
-
 GATE_VARIABLE = "HERMES_RL_START_AFTER"
 GATE_TIMEOUT_S = 300.0
 # A refused connection on loopback costs well under a millisecond: poll often, so a component
@@ -29,6 +27,10 @@ def wait_for_predecessor(timeout: float = GATE_TIMEOUT_S) -> None:
     url = os.environ.get(GATE_VARIABLE)
     if not url:
         return
+    # Here, not at the top: the supervisor's entry point imports this module for the variable's
+    # name, before it spawns the components, and must not wait for http.client.
+    from hermes_rl_mcp.runs.probe import http_ok
+
     deadline = time.monotonic() + timeout
     while not http_ok(url):
         if time.monotonic() > deadline:

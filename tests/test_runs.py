@@ -223,6 +223,37 @@ def test_a_stop_in_the_first_instant_gives_the_stop_as_its_reason(state: Path) -
     assert result.reason.startswith("stopped on request") and "not responding" not in result.reason, result.reason
 
 
+def test_the_first_components_are_spawned_from_the_servers_launch_plan(state: Path) -> None:
+    started = start_run(run_config(total_steps=10_000, step_time=0.2), state=state)
+    running = wait_for(started.run_id, state, is_running)
+    assert not (Path(started.run_dir) / "launch.json").exists()  # taken by the supervisor
+    config = yaml.safe_load(Path(started.config_path).read_text())
+    assert config["run"]["api_url"] == f"http://127.0.0.1:{running.components['api'].port}"
+    supervisor_log = read_log(started.run_id, "supervisor", state=state).text
+    assert "starting api, trainer, env" in supervisor_log and "launch plan" not in supervisor_log
+    stop_run(started.run_id, state=state)
+
+
+@pytest.mark.parametrize("plan", ["missing", "damaged"])
+def test_a_run_comes_up_without_its_launch_plan(state: Path, monkeypatch: pytest.MonkeyPatch, plan: str) -> None:
+    """The supervisor then works out the components from config.yaml itself."""
+    from hermes_rl_mcp.runs import control
+
+    def write_plan(run_dir: Path, _plan: object) -> None:
+        if plan == "damaged":
+            (run_dir / "launch.json").write_text('{"ports": {"api": "many"')
+
+    monkeypatch.setattr(control, "write_plan", write_plan)
+    started = start_run(run_config(total_steps=10_000, step_time=0.2), state=state)
+    running = wait_for(started.run_id, state, is_running)
+    supervisor_log = read_log(started.run_id, "supervisor", state=state).text
+    assert "no launch plan from the server" in supervisor_log and "starting api, trainer, env" in supervisor_log
+    config = yaml.safe_load(Path(started.config_path).read_text())
+    assert config["run"]["api_url"] == f"http://127.0.0.1:{running.components['api'].port}"
+    assert not (Path(started.run_dir) / "launch.json").exists()
+    assert stop_run(started.run_id, state=state).status == "stopped"
+
+
 def test_run_outlives_a_sigkilled_server_and_another_process_stops_it(state: Path) -> None:
     starter = (
         "import os, signal\n"

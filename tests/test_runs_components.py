@@ -30,7 +30,6 @@ class ProcBackend:
 
     def components(self, config: dict[str, Any], config_path: Path, ports: Any) -> list[Any]:
         from hermes_rl_mcp.runs.backends import ComponentSpec
-        from hermes_rl_mcp.runs.probe import http_ok
 
         def argv(role: str) -> list[str]:
             return [sys.executable, str(SCRIPT), role, str(config_path)]
@@ -41,7 +40,7 @@ class ProcBackend:
             ComponentSpec(
                 "env",
                 argv("env"),
-                ready_probe=lambda: http_ok(f"http://127.0.0.1:{ports.api}/status-env?env_id=0"),
+                ready_url=f"http://127.0.0.1:{ports.api}/status-env?env_id=0",
                 ready_timeout=20,
             ),
         ]

@@ -185,7 +185,7 @@ def _int_or_none(value: Any) -> int | None:
 
 
 def _free_port() -> int:
-    from hermes_rl_mcp.runs.supervisor import free_port
+    from hermes_rl_mcp.runs.backends import free_port
 
     return free_port()
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import socket
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -22,7 +22,6 @@ from hermes_rl_mcp.runs.errors import BackendUnavailable
 
 if TYPE_CHECKING:  # the supervisor imports this module and pays for no model it does not use
     from hermes_rl_mcp.run_document import RunDocument
-from hermes_rl_mcp.runs.probe import http_ok
 
 PortRole = Literal["api", "policy"]
 # The operator's W&B key, and the address of a self-hosted W&B server if there is one.
@@ -38,13 +37,29 @@ class Ports:
         return self.api if role == "api" else self.policy
 
 
+def free_port() -> int:
+    """A port nobody listens on right now. Another process may take it before the component
+    binds it; a component that then fails with "address in use" is restarted on a new port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def allocate_ports() -> Ports:
+    ports = Ports(api=free_port(), policy=free_port())
+    while ports.policy == ports.api:
+        ports = Ports(api=ports.api, policy=free_port())
+    return ports
+
+
 @dataclass(frozen=True)
 class ComponentSpec:
     """How to start one component and when it counts as ready.
 
     ``health_url``: ready once a GET answers 200. Without one, ready once the process is alive
-    and ``ready_probe`` (if given) returns True, for components without an HTTP endpoint of
-    their own (the environment is ready once the trajectory API knows it).
+    and a GET of ``ready_url`` (if given) answers 200, for components without an HTTP endpoint
+    of their own (the environment is ready once the trajectory API knows it). Plain data: the
+    server writes it into the run's launch plan (runs/launch.py).
     """
 
     name: str
@@ -53,7 +68,7 @@ class ComponentSpec:
     health_url: str | None = None
     ready_timeout: float = 120.0
     extra_env_keys: tuple[str, ...] = ()
-    ready_probe: Callable[[], bool] | None = None
+    ready_url: str | None = None
     stop_grace: float = 2.0  # seconds from SIGTERM to SIGKILL when the run ends
     finishes_run: bool = False  # its clean exit completes the run (an evaluation's environment)
 
@@ -114,7 +129,7 @@ class LocalBackend:
                 argv=[python, env_file, "serve", "--config", str(config_path)],
                 # The environment has no endpoint of its own: it is ready once the trajectory
                 # API knows it (the run's only environment registers as env 0).
-                ready_probe=lambda: http_ok(f"http://127.0.0.1:{ports.api}/status-env?env_id=0"),
+                ready_url=f"http://127.0.0.1:{ports.api}/status-env?env_id=0",
                 ready_timeout=120.0,
                 extra_env_keys=WANDB_VARIABLES,
             ),

@@ -25,17 +25,18 @@ import yaml
 from hermes_rl_mcp import run_document, settings, storage
 from hermes_rl_mcp.metrics_log import read_metrics
 from hermes_rl_mcp.run_document import RunDocument
-from hermes_rl_mcp.runs.backends import LocalBackend, job_backend, resolve_backend
+from hermes_rl_mcp.runs.backends import LocalBackend, allocate_ports, job_backend, resolve_backend
 from hermes_rl_mcp.runs.childenv import minimal_environment
 from hermes_rl_mcp.runs.errors import BackendUnavailable, DiskFull, InvalidArgument, InvalidRunConfig, LogNotAvailable, RunError, UnknownRun
 from hermes_rl_mcp.runs.evaluation import EVALUATION_COMPONENTS
 from hermes_rl_mcp.runs.file_memo import Kept, identity, while_unchanged
 from hermes_rl_mcp.runs.ids import new_run_id, validate_run_id
+from hermes_rl_mcp.runs.launch import Plan, write_plan
 from hermes_rl_mcp.runs.layout import RunPaths
 from hermes_rl_mcp.runs.lineage import read_lineage, record_lineage
 from hermes_rl_mcp.runs.metrics import latest_metrics, summarize
 from hermes_rl_mcp.runs.notes import read_notes
-from hermes_rl_mcp.runs.stall import describe, read_stall
+from hermes_rl_mcp.runs.stall import StallLimits, describe, read_stall
 from hermes_rl_mcp.runs.models import (
     ACTIVE_STATES,
     COMPONENTS,
@@ -125,7 +126,14 @@ def _create_and_spawn(document: RunDocument, environment: str, backend: Any, sta
         document = document.model_copy(
             update={"run": document.run.model_copy(update={"id": paths.run_id, "dir": str(paths.root)})}
         )
+        # The ports and the first components are worked out here, where the models are loaded
+        # already, so the supervisor can spawn them before its own imports (runs/launch.py).
+        ports = allocate_ports()
+        document = document.with_ports(ports.api, ports.policy)
         run_document.write(paths.config, document)
+        # An evaluation has no training steps to watch; its own timeouts bound it.
+        stall = StallLimits.of(backend) if document.run.job != "evaluate" else None
+        write_plan(paths.root, Plan(ports, backend.components(document, paths.config, ports), stall))
         if document.run.resumed_from is not None:
             record_lineage(paths, document.run.resumed_from.model_dump())
     except yaml.YAMLError as exc:

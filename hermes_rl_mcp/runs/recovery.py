@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_rl_mcp import run_document
 from hermes_rl_mcp.backend_names import DEFAULT_BACKEND
 from hermes_rl_mcp.runs.ids import RUN_ID_PATTERN
 from hermes_rl_mcp.runs.layout import RunPaths
@@ -59,6 +58,9 @@ def _last_word(paths: RunPaths) -> tuple[str, str] | None:
 
 def recorded_run(root: Path, why: str) -> dict[str, Any]:
     """The registry row of the run in ``root``, with its single event's reason saying ``why``."""
+    # Here, not at the top: the supervisor imports this module, and a rebuild is rare.
+    from hermes_rl_mcp import run_document
+
     paths = RunPaths(root)
     try:
         document = run_document.load(paths.config)

@@ -1,10 +1,11 @@
 """One run's supervisor: a detached process (own session) that owns the run's components.
 
-It allocates loopback ports, starts the components in order, each only once the previous one
-is ready (their interpreters are spawned together and wait at a start gate, so that their
-imports overlap), watches them, records every change in the registry, and ends every component's whole
-process tree when the run completes, fails or is stopped (SIGTERM to the supervisor).
-Its own output goes to ``logs/supervisor.log``.
+It takes over the components its entry point spawned from the server's launch plan (or
+allocates loopback ports and spawns them itself: runs/launch.py), brings them up in order, each
+only once the previous one is ready (their interpreters start together and wait at a start
+gate, so that their imports overlap), watches them, records every change in the registry, and
+ends every component's whole process tree when the run completes, fails or is stopped (SIGTERM
+to the supervisor). Its own output goes to ``logs/supervisor.log``.
 """
 
 from __future__ import annotations
@@ -13,23 +14,18 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import FrameType
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
-from hermes_rl_mcp import run_document
-from hermes_rl_mcp.run_document import RunDocument
-from hermes_rl_mcp.runs.backends import Backend, ComponentSpec, Ports, job_backend
-from hermes_rl_mcp.runs.childenv import minimal_environment
+from hermes_rl_mcp.runs.backends import Backend, ComponentSpec, Ports, allocate_ports, free_port, job_backend
 from hermes_rl_mcp.runs.errors import RunError
-from hermes_rl_mcp.runs.ids import validate_run_id
+from hermes_rl_mcp.runs.launch import Launched, spawn_component, start_chain
 from hermes_rl_mcp.runs.layout import RunPaths
-from hermes_rl_mcp.runs.lifeline import component_environment, open_lifeline
+from hermes_rl_mcp.runs.lifeline import open_lifeline
 from hermes_rl_mcp.runs.probe import http_ok
 from hermes_rl_mcp.runs.procs import become_subreaper, descendants, read_stat, reap_adopted, start_time_of, terminate_trees
 from hermes_rl_mcp.runs.redact import redact_text
@@ -37,7 +33,9 @@ from hermes_rl_mcp.runs.recovery import write_supervisor_pid
 from hermes_rl_mcp.runs.registry import Registry
 from hermes_rl_mcp.runs.stall import StallLimits, StallWatch, describe, write_stall
 from hermes_rl_mcp.runs.tail import latest_step, tail_lines
-from hermes_rl_mcp.start_gate import GATE_VARIABLE
+
+if TYPE_CHECKING:  # read only without a launch plan: the supervisor starts without pydantic
+    from hermes_rl_mcp.run_document import RunDocument
 
 WATCH_INTERVAL = 0.05
 # Probes start fast and back off, so a quick component is seen at once and a slow one is not
@@ -52,14 +50,6 @@ PORT_ATTEMPTS = 4
 # After one of trainer/env ends cleanly the other gets this long to finish as well.
 FINISH_TIMEOUT = 300.0
 _PORT_IN_USE = ("address already in use", "errno 98", "eaddrinuse")
-
-
-def free_port() -> int:
-    """A port nobody listens on right now. Another process may take it before the component
-    binds it; a component that then fails with "address in use" is restarted on a new port."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -91,6 +81,8 @@ class Supervisor:
     # Components hold the read end; the write end lives only here, so they see end-of-file
     # the moment this process ends, however it ends (see runs/lifeline.py).
     _lifeline: tuple[int, int] = field(default_factory=open_lifeline)
+    # The components the entry point spawned before this module was imported (runs/launch.py).
+    _launched: Launched | None = None
     _stall_limits: StallLimits | None = None
 
     @property
@@ -103,6 +95,8 @@ class Supervisor:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)  # outlive the terminal/session that started us
+        if self._launched is not None and self._launched.stop_requested:  # asked before these handlers
+            self.stop_requested = True
         if not become_subreaper():
             self.say("cannot adopt orphaned descendants on this system; a grandchild that leaves its session may survive")
         me = os.getpid()
@@ -112,11 +106,13 @@ class Supervisor:
         row = self.registry.get_run(self.run_id)
         if row is None:
             self.say("no registry row for this run; nothing to supervise")
+            self._end_launched()
             return 2
         if row["status"] != "starting":
             if row["status"] == "stopping":
                 self.registry.transition(self.run_id, "stopped", "stopped before the supervisor started", ended_at=time.time())
             self.say(f"run is {row['status']}; nothing to do")
+            self._end_launched()
             return 0
         try:
             outcome = self._start_and_watch()
@@ -142,17 +138,21 @@ class Supervisor:
     # -- starting ------------------------------------------------------------------------------
 
     def _start_and_watch(self) -> Outcome:
-        document = run_document.load(self.paths.config)
-        backend = job_backend(document)
-        # An evaluation has no training steps to watch; its own timeouts bound it.
-        self._stall_limits = StallLimits.of(backend) if document.run.job != "evaluate" else None
-        ports = Ports(api=free_port(), policy=free_port())
-        while ports.policy == ports.api:
-            ports = Ports(api=ports.api, policy=free_port())
-        order = [spec.name for spec in backend.components(document, self.paths.config, ports)]
-        self.say(f"starting {', '.join(order)}")
+        plan = self._launched.plan if self._launched is not None else None
+        if plan is not None:
+            ports, specs, self._stall_limits = plan.ports, plan.specs, plan.stall
+            self.say(f"starting {', '.join(spec.name for spec in specs)}")
+            self._adopt_launched(specs, ports)
+        else:
+            self.say("no launch plan from the server; working out the components from config.yaml")
+            backend, document = self._backend_and_document()
+            # An evaluation has no training steps to watch; its own timeouts bound it.
+            self._stall_limits = StallLimits.of(backend) if document.run.job != "evaluate" else None
+            ports = allocate_ports()
+            self.say(f"starting {', '.join(spec.name for spec in backend.components(document, self.paths.config, ports))}")
+            specs = self._spawn_from(ports, 0)
+        order = [spec.name for spec in specs]
         attempts = dict.fromkeys(order, 1)
-        specs = self._spawn_from(backend, document, ports, 0)
         index = 0
         while index < len(order):
             name = order[index]
@@ -170,7 +170,7 @@ class Supervisor:
                 # The components after it are still waiting at their start gate and hold the
                 # old address: end them and start them again with the new one.
                 self._end_waiting(order[index + 1:])
-                specs = self._spawn_from(backend, document, ports, index)
+                specs = self._spawn_from(ports, index)
                 continue
             if isinstance(result, Outcome):
                 return result
@@ -183,23 +183,48 @@ class Supervisor:
             self.say("run is running")
         return self._watch()
 
-    def _spawn_from(self, backend: Backend, document: RunDocument, ports: Ports, first: int) -> list[ComponentSpec]:
+    def _backend_and_document(self) -> tuple[Backend, RunDocument]:
+        """The run's backend and document, read from config.yaml: needed only without a launch
+        plan, or to start components again on new ports (so imported only then: pydantic)."""
+        from hermes_rl_mcp import run_document
+
+        document = run_document.load(self.paths.config)
+        return job_backend(document), document
+
+    def _spawn_from(self, ports: Ports, first: int) -> list[ComponentSpec]:
         """Write the ports into config.yaml and spawn the components from ``first`` on, together.
 
         Their interpreters start and import in parallel; each one after the first waits at its
         start gate (see hermes_rl_mcp.start_gate) until the component before it answers its
-        health URL, so the run still comes up in order. A component whose predecessor has no
-        health URL is spawned only once that predecessor is ready.
+        health URL, so the run still comes up in order (see ``launch.start_chain``).
         """
+        from hermes_rl_mcp import run_document
+
+        backend, document = self._backend_and_document()
         document = document.with_ports(ports.api, ports.policy)
         run_document.write(self.paths.config, document)
         specs = backend.components(document, self.paths.config, ports)
-        for index in range(first, len(specs)):
-            gate = specs[index - 1].health_url if index > first else None
-            if index > first and gate is None:
-                break
-            self._spawn(specs[index], ports, gate=gate)
+        for spec, gate in start_chain(specs, first):
+            self._spawn(spec, ports, gate=gate)
         return specs
+
+    def _end_launched(self) -> None:
+        """End the components the entry point spawned that this supervisor did not take over."""
+        if self._launched is None or not self._launched.processes:
+            return
+        processes = [process for _, process, _ in self._launched.processes]
+        self._launched.processes = None
+        terminate_trees([(p.pid, start_time_of(p.pid)) for p in processes], grace=STOP_GRACE,
+                        reap=lambda: [p.poll() for p in processes])
+
+    def _adopt_launched(self, specs: list[ComponentSpec], ports: Ports) -> None:
+        """Take over the components the entry point spawned from the plan; spawn any it could not."""
+        assert self._launched is not None
+        processes, self._launched.processes = self._launched.processes or [], None
+        for spec, process, offset in processes:
+            self._track(spec, process, offset, ports)
+        for spec, gate in start_chain(specs)[len(processes):]:
+            self._spawn(spec, ports, gate=gate)
 
     def _end_waiting(self, names: list[str]) -> None:
         trees = [(self.running[n].process.pid, self.running[n].start_time) for n in names if n in self.running]
@@ -208,29 +233,16 @@ class Supervisor:
             self.running.pop(name, None)
 
     def _spawn(self, spec: ComponentSpec, ports: Ports, gate: str | None) -> None:
-        log_path = self.paths.log(spec.name)
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        log: BinaryIO = open(log_path, "ab")
-        offset = log.tell()
-        env = minimal_environment(spec.extra_env_keys)
-        env.update(component_environment(self._lifeline[0], self.run_id))
-        if gate:
-            env[GATE_VARIABLE] = gate
-        process = subprocess.Popen(
-            spec.argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=self.paths.root,
-            env=env,
-            start_new_session=True,  # own process group: the whole tree can be signalled at once
-            close_fds=True,
-            pass_fds=(self._lifeline[0],),
+        process, offset = spawn_component(
+            spec.argv, spec.extra_env_keys, gate, log_path=self.paths.log(spec.name), cwd=self.paths.root,
+            lifeline_read_end=self._lifeline[0], marker=self.run_id,
         )
-        log.close()  # the child holds its own descriptor
+        self._track(spec, process, offset, ports)
+
+    def _track(self, spec: ComponentSpec, process: subprocess.Popen[bytes], log_offset: int, ports: Ports) -> None:
         started = start_time_of(process.pid)
         port = ports.of(spec.port_role) if spec.port_role else None
-        self.running[spec.name] = Running(spec, process, started, offset, port)
+        self.running[spec.name] = Running(spec, process, started, log_offset, port)
         self.registry.set_component(
             self.run_id, spec.name, state="starting", pid=process.pid, start_time=started, port=port, exit_code=None
         )
@@ -267,14 +279,7 @@ class Supervisor:
             time.sleep(WATCH_INTERVAL)
 
     def _is_ready(self, spec: ComponentSpec) -> bool:
-        if spec.health_url is not None and not http_ok(spec.health_url):
-            return False
-        if spec.ready_probe is not None:
-            try:
-                return bool(spec.ready_probe())
-            except Exception:  # noqa: BLE001 - a probe that fails means "not yet"
-                return False
-        return True
+        return all(http_ok(url) for url in (spec.health_url, spec.ready_url) if url is not None)
 
     def _log_says_port_in_use(self, current: Running) -> bool:
         try:
@@ -414,6 +419,7 @@ class Supervisor:
             self.say(f"run {outcome.status}: {reason}")
 
     def _end_components(self) -> list[int]:
+        self._end_launched()  # spawned from the plan, but never taken over (the supervisor failed first)
         trees = [(r.process.pid, r.start_time) for r in self.running.values()]
         own = {r.process.pid for r in self.running.values()}
 
@@ -441,19 +447,12 @@ class Supervisor:
         return left
 
 
-def supervise(run_dir: Path) -> int:
-    root = Path(run_dir).resolve()
-    validate_run_id(root.name)
-    paths = RunPaths(root)
+def supervise(paths: RunPaths, launched: Launched | None = None) -> int:
+    """Supervise the run at ``paths`` (its entry point is ``runs.launch.main``)."""
     registry = Registry(paths.state)
     try:
-        return Supervisor(paths, registry).run()
+        if launched is None:
+            return Supervisor(paths, registry).run()
+        return Supervisor(paths, registry, _lifeline=launched.lifeline, _launched=launched).run()
     finally:
         registry.close()
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) != 1 or argv[0].startswith("-"):
-        print("usage: hermes-rl-mcp supervise RUN_DIR  (internal: started by start_run)", file=sys.stderr)
-        return 2
-    return supervise(Path(argv[0]))
