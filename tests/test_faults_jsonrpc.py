@@ -12,6 +12,7 @@ import os
 import queue
 import subprocess
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -58,12 +59,16 @@ MALFORMED: list[tuple[str, int, Any]] = [
 class Wire:
     """The console script on a pipe, read line by line on a thread as a client does."""
 
-    def __init__(self, state: str) -> None:
+    def __init__(self, state: str, read: bool = True) -> None:
         self.process = subprocess.Popen(
             [console_script()], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), "HERMES_RL_HOME": state},
         )
         self.replies: queue.Queue[dict[str, Any]] = queue.Queue()
+        if read:
+            self.start_reading()
+
+    def start_reading(self) -> None:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -123,3 +128,29 @@ def test_every_malformed_line_gets_a_jsonrpc_error_and_serving_goes_on(era: str,
         errors = wire.close()
     assert wire.process.returncode == 0, errors
     assert "Traceback" not in errors, errors
+
+
+def test_a_late_reader_gets_every_reply_whole_and_split_lines_are_read_whole(isolated_state) -> None:
+    """Replies far beyond a pipe's buffer wait for the client instead of being cut or lost, and a
+    request written in pieces is read as one line."""
+    wire = Wire(str(isolated_state), read=False)
+    try:
+        for message in HANDSHAKE["legacy"]:
+            wire.send(message)
+        requests = [json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/list", "params": {}}) for n in range(24)]
+        wire.send("\n".join(requests))  # one write, many lines
+        split = json.dumps({"jsonrpc": "2.0", "id": "split", "method": "tools/list", "params": {}})
+        assert wire.process.stdin is not None
+        wire.process.stdin.write(split[:20].encode())
+        wire.process.stdin.flush()
+        time.sleep(0.3)  # the server has half a line, and a pipe full of replies nobody reads yet
+        wire.send(split[20:])
+        time.sleep(0.5)
+        wire.start_reading()
+        replies = [wire.reply() for _ in range(26)]
+    finally:
+        errors = wire.close()
+    assert [r["id"] for r in replies] == ["init", *range(24), "split"]
+    sizes = {len(json.dumps(r["result"]["tools"])) for r in replies[1:]}
+    assert len(sizes) == 1 and sizes.pop() * 25 > 4 * 65536  # well past what a pipe holds
+    assert wire.process.returncode == 0, errors

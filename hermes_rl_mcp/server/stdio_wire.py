@@ -6,6 +6,12 @@ no answer by definition: either way the client waits forever. JSON-RPC 2.0 calls
 invalid JSON and -32600 for anything else that is not a valid request, with the id when it can be
 read and null otherwise. So the lines are screened before the SDK sees them; the SDK still
 parses the ones that pass, and writes every reply (see docs/upstream/stdio-malformed-jsonrpc.md).
+
+When stdin and stdout are pipes (as every client that spawns the server with pipes makes them),
+the wire is read and written on the event loop through non-blocking descriptors of its own; the
+SDK's default reads each line and writes each reply in a worker thread, three thread hops per
+call, a tenth of a millisecond or more of every answer. Anything else (a terminal, a socket, a
+file) is served as the SDK serves it.
 """
 
 from __future__ import annotations
@@ -13,9 +19,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
 from io import TextIOWrapper
-from typing import Any, BinaryIO
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -99,24 +106,104 @@ class ScreenedLines:
 
 
 @contextlib.contextmanager
-def _claimed_stdin() -> Iterator[BinaryIO]:
-    """The wire's stdin on a private descriptor, with fd 0 on the null device while serving, so
-    that nothing else in the process (or a child) can read protocol bytes; restored afterwards."""
-    private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
+def _claimed(fd: int, diversion: Callable[[], int]) -> Iterator[int]:
+    """The wire's ``fd`` (0 or 1) on a private descriptor, with ``fd`` pointed at ``diversion()``
+    while serving, so that nothing else in the process (or a child) can read or write protocol
+    bytes (stray prints go to stderr); restored afterwards."""
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    stand_in = diversion()
+    os.dup2(stand_in, fd)
+    os.close(stand_in)
     try:
-        yield os.fdopen(private, "rb", closefd=False)
+        yield private
     finally:
-        os.dup2(private, 0)
+        os.dup2(private, fd)
         os.close(private)
+
+
+def _nonblocking_pipe(fd: int, flags: int) -> int | None:
+    """A new open file description of the pipe at ``fd``, non-blocking; None when ``fd`` is not a
+    pipe or cannot be reopened. A description of its own: setting O_NONBLOCK on the inherited one
+    would change it for every other process that shares it."""
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return None
+        return os.open(f"/proc/self/fd/{fd}", flags | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+class PipeLines:
+    """Text lines read from a non-blocking pipe on the event loop."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        pending = bytearray()
+        while True:
+            newline = pending.find(b"\n")
+            if newline >= 0:
+                line = bytes(pending[:newline + 1])
+                del pending[:newline + 1]
+                yield line.decode("utf-8", errors="replace")
+                continue
+            try:
+                chunk = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            if not chunk:  # the client closed the wire
+                if pending:
+                    yield pending.decode("utf-8", errors="replace")
+                return
+            pending += chunk
+
+
+class PipeWriter:
+    """Replies written to a non-blocking pipe on the event loop; waits while the pipe is full."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            try:
+                data = data[os.write(self._fd, data):]
+            except BlockingIOError:
+                await anyio.wait_writable(self._fd)
+
+    async def flush(self) -> None:
+        return None  # os.write has handed every byte to the pipe
+
+
+@contextlib.contextmanager
+def _wire() -> Iterator[tuple[AsyncIterable[str], Any]]:
+    """The wire's line source and reply sink: non-blocking pipes where both ends are pipes."""
+    with _claimed(0, lambda: os.open(os.devnull, os.O_RDONLY)) as wire_in, _claimed(1, lambda: os.dup(2)) as wire_out:
+        reader = _nonblocking_pipe(wire_in, os.O_RDONLY)
+        writer = _nonblocking_pipe(wire_out, os.O_WRONLY) if reader is not None else None
+        try:
+            if reader is not None and writer is not None:
+                yield PipeLines(reader), PipeWriter(writer)
+            else:
+                text_in = TextIOWrapper(os.fdopen(wire_in, "rb", closefd=False), encoding="utf-8", errors="replace")
+                text_out = TextIOWrapper(os.fdopen(wire_out, "wb", closefd=False), encoding="utf-8")
+                yield anyio.wrap_file(text_in), anyio.wrap_file(text_out)
+        finally:
+            for twin in (reader, writer):
+                if twin is not None:
+                    os.close(twin)
 
 
 async def serve_screened_stdio(lowlevel: Any) -> None:
     """Run the low-level server over stdio with the reading side screened."""
-    with _claimed_stdin() as wire:
-        lines = ScreenedLines(anyio.wrap_file(TextIOWrapper(wire, encoding="utf-8", errors="replace")))
-        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+    with _wire() as (source, sink):
+        lines = ScreenedLines(source)
+        async with stdio_server(stdin=lines, stdout=sink) as (read_stream, write_stream):  # type: ignore[arg-type]
             lines.reply_with(write_stream.send)
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
