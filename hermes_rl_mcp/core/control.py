@@ -123,11 +123,10 @@ class ControlPlane:
         return selection
 
     def current_config(self) -> CurrentConfig:
-        # An agent reads the config again and again between edits: while the selection file, the
-        # environment's file and the profile file are the same files, so is the answer.
+        kept = self.kept_config()
+        if kept is not None:
+            return kept
         remembered = self._config_memo
-        if remembered is not None and remembered[0] == self._config_identity(remembered[1]):
-            return remembered[1]
         before = self._config_identity(remembered[1]) if remembered is not None else None
         selection = self._selection()
         profile = config.load_profile(selection.backend)
@@ -145,6 +144,17 @@ class ControlPlane:
         after = self._config_identity(answer)
         self._config_memo = (after if before == after else None, answer)
         return answer
+
+    def kept_config(self) -> CurrentConfig | None:
+        """The last answer of ``current_config`` (the same object) while it still holds, else None.
+
+        An agent reads the config again and again between edits: while the selection file, the
+        environment's file and the profile file are the same files, so is the answer. A few small
+        reads: cheap enough for a caller that must not wait."""
+        remembered = self._config_memo
+        if remembered is not None and remembered[0] == self._config_identity(remembered[1]):
+            return remembered[1]
+        return None
 
     def _config_identity(self, answer: CurrentConfig) -> tuple[Any, ...]:
         """What ``answer`` was made from: the selection's and the operator profile's text (small

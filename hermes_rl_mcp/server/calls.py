@@ -12,8 +12,10 @@ output schema admits its own result or a ``Refusal``, so clients that validate
 from __future__ import annotations
 
 import functools
+import inspect
 import re
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -79,6 +81,33 @@ def answer(model: BaseModel) -> CallToolResult:
     structured = model.model_dump(mode="json", by_alias=True)
     return CallToolResult(content=[TextContent(type="text", text=pydantic_core.to_json(structured).decode())],
                           structured_content=structured)
+
+
+class KeptAnswers:
+    """The last few answers, by the model object each was built from.
+
+    The core returns the very same object while what it was made from is unchanged (a finished
+    run's results, the current config between edits), so its answer (the model's JSON twice,
+    a picture) is built once.
+    """
+
+    def __init__(self, size: int = 8) -> None:
+        self._size = size
+        self._kept: OrderedDict[tuple[int, Hashable], tuple[BaseModel, CallToolResult]] = OrderedDict()
+
+    async def of(
+        self, model: BaseModel, build: Callable[[], CallToolResult | Awaitable[CallToolResult]], variant: Hashable = None
+    ) -> CallToolResult:
+        key = (id(model), variant)
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] is model:  # holding the object keeps its id from being reused
+            return kept[1]
+        made = build()
+        built = await made if inspect.isawaitable(made) else made
+        self._kept[key] = (model, built)
+        while len(self._kept) > self._size:
+            self._kept.popitem(last=False)
+        return built
 
 
 class AnswerOnce(FuncMetadata):

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult
 from pydantic import Field
 
 from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.core.models import ConfigValue, CurrentConfig, EditResult, EnvironmentList, SelectResult
-from hermes_rl_mcp.server.calls import LOCAL_WRITE, READ_ONLY, core_call
+from hermes_rl_mcp.server.calls import LOCAL_WRITE, READ_ONLY, KeptAnswers, answer, core_call
 
 
 def register_control_tools(server: MCPServer, control: ControlPlane) -> None:
+    kept_answers = KeptAnswers(size=1)  # one current config at a time
+
     @server.tool(
         title="List RL environments",
         annotations=READ_ONLY,
@@ -53,8 +57,10 @@ def register_control_tools(server: MCPServer, control: ControlPlane) -> None:
             "rl_start_training."
         ),
     )
-    async def rl_get_current_config() -> CurrentConfig:
-        return await core_call(control.current_config)
+    async def rl_get_current_config() -> Annotated[CallToolResult, CurrentConfig]:
+        # Unchanged since the last call: answered on the event loop, with the answer built then.
+        config = await core_call(control.kept_config, offload=False) or await core_call(control.current_config)
+        return await kept_answers.of(config, functools.partial(answer, config))
 
     @server.tool(
         title="Edit one config field",

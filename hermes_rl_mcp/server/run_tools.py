@@ -8,7 +8,6 @@ server.
 from __future__ import annotations
 
 import base64
-from collections import OrderedDict
 from typing import Annotated, Literal
 
 from mcp.server.apps import Apps
@@ -20,7 +19,7 @@ from hermes_rl_mcp import runs
 from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.runs.models import LogText, RunList, RunResults, RunStarted, RunStatus, StopResult
 from hermes_rl_mcp.runs.states import RunState
-from hermes_rl_mcp.server.calls import READ_ONLY, STARTS, STOPS, answer, core_call
+from hermes_rl_mcp.server.calls import READ_ONLY, STARTS, STOPS, KeptAnswers, answer, core_call
 from hermes_rl_mcp.server.dashboard import DASHBOARD_URI
 
 RunId = Annotated[str, Field(description="Run id returned by rl_start_training or rl_list_runs.", max_length=100)]
@@ -90,7 +89,8 @@ def bind_run_view_tools(apps: Apps, control: ControlPlane) -> None:
         picture: Annotated[bool, Field(description="Add a PNG image of the learning curves (train and eval "
                                        "percent correct, reward, loss against step).")] = True,
     ) -> Annotated[CallToolResult, RunResults]:
-        return await kept_answers.of(await results_of(run_id), picture)
+        results = await results_of(run_id)
+        return await kept_answers.of(results, lambda: answer_with_curves(results, results if picture else None), picture)
 
     async def results_of(run_id: str) -> RunResults:
         """A run whose files are unchanged is answered on the event loop; reading them takes a thread."""
@@ -110,29 +110,6 @@ async def answer_with_curves(model: BaseModel, results: RunResults | None) -> Ca
         png = drawn_png(results) or await core_call(curves_png, results)  # drawing takes a worker thread
         result.content.append(ImageContent(type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png"))
     return result
-
-
-class KeptAnswers:
-    """The last few answers built from core results, by the result object itself.
-
-    The core returns the very same results object while a run's row and files are unchanged
-    (every call on a finished run), so its answer, picture included, is built once.
-    """
-
-    def __init__(self, size: int = 8) -> None:
-        self._size = size
-        self._kept: OrderedDict[tuple[int, bool], tuple[RunResults, CallToolResult]] = OrderedDict()
-
-    async def of(self, results: RunResults, picture: bool) -> CallToolResult:
-        key = (id(results), picture)
-        kept = self._kept.get(key)
-        if kept is not None and kept[0] is results:  # holding the object keeps its id from being reused
-            return kept[1]
-        built = await answer_with_curves(results, results if picture else None)
-        self._kept[key] = (results, built)
-        while len(self._kept) > self._size:
-            self._kept.popitem(last=False)
-        return built
 
 
 def register_run_tools(server: MCPServer, control: ControlPlane) -> None:
