@@ -1,7 +1,7 @@
 """Control-plane figures: discovery of 1,000 files, server start-up and every read tool's latency.
 
 Start-up and latency are printed as ratios to a bare MCPServer with one echo tool, measured in
-the same run over the same stdio transport. The run tools read a short run that the benchmark
+the same run over the same stdio transport. The run tools read two short runs that the benchmark
 trains first. Usage: python bench/bench_control_plane.py
 """
 
@@ -89,22 +89,29 @@ async def time_initialize(kind: str, state: Path) -> float:
     return elapsed
 
 
-async def prepare_run(state: Path) -> str:
-    """A completed short run in the state directory, so the run tools have something to read."""
+async def prepare_runs(state: Path) -> list[str]:
+    """Two completed short runs in the state directory (one with another learning rate), so the
+    run tools have something to read and rl_compare_runs something to compare."""
+    run_ids = []
     async with Client(server_params("ours", state), mode="legacy") as client:
         await client.call_tool("rl_select_environment", {"name": "reverse_text"})
-        for field, value in {"env.total_steps": 6, "env.steps_per_eval": 3, "env.use_wandb": False}.items():
-            await client.call_tool("rl_edit_config", {"field": field, "value": value})
-        run_id = (await client.call_tool("rl_start_training", {})).structured_content["run_id"]
-        deadline = time.monotonic() + 120
-        while (await client.call_tool("rl_check_status", {"run_id": run_id})).structured_content["status"] != "completed":
-            assert time.monotonic() < deadline, "the benchmark's run did not complete"
-            await anyio.sleep(0.5)
-    return run_id
+        for learning_rate in (0.003, 0.01):
+            edits = {"env.total_steps": 6, "env.steps_per_eval": 3, "env.use_wandb": False, "trainer.learning_rate": learning_rate}
+            for field, value in edits.items():
+                await client.call_tool("rl_edit_config", {"field": field, "value": value})
+            run_id = (await client.call_tool("rl_start_training", {})).structured_content["run_id"]
+            deadline = time.monotonic() + 120
+            while (await client.call_tool("rl_check_status", {"run_id": run_id})).structured_content["status"] != "completed":
+                assert time.monotonic() < deadline, "the benchmark's run did not complete"
+                await anyio.sleep(0.5)
+            run_ids.append(run_id)
+    return run_ids
 
 
-def read_calls(run_id: str) -> dict[str, dict]:
-    """Every read-only tool with typical arguments."""
+def read_calls(run_ids: list[str]) -> dict[str, dict]:
+    """Every read-only tool that reads recorded state, with typical arguments. (The other read-only
+    tools run code: rl_check_environment and rl_test_inference an environment's, rl_sample a policy.)"""
+    run_id = run_ids[0]
     return {
         "rl_list_environments": {},
         "rl_get_current_config": {},
@@ -112,15 +119,16 @@ def read_calls(run_id: str) -> dict[str, dict]:
         "rl_check_status": {"run_id": run_id},
         "rl_get_results": {"run_id": run_id},
         "rl_get_logs": {"run_id": run_id, "component": "trainer", "lines": 50},
+        "rl_compare_runs": {"run_ids": run_ids},
     }
 
 
-async def time_calls(state: Path, run_id: str) -> dict[str, tuple[float, float]]:
+async def time_calls(state: Path, run_ids: list[str]) -> dict[str, tuple[float, float]]:
     """Per read tool: median warm latency of the tool and of the bare echo, calls interleaved."""
     figures: dict[str, tuple[float, float]] = {}
     async with Client(server_params("bare", state), mode="legacy") as bare, \
             Client(server_params("ours", state), mode="legacy") as ours:
-        for tool, args in read_calls(run_id).items():
+        for tool, args in read_calls(run_ids).items():
             samples: dict[str, list[float]] = {"bare": [], "ours": []}
             for round_ in range(CALLS + 20):
                 for kind, client, name, arguments in (("bare", bare, "echo", {"text": "hello"}), ("ours", ours, tool, args)):
@@ -181,12 +189,12 @@ class RawStdioClient:
         self.process.wait(timeout=10)
 
 
-def time_raw_calls(state: Path, run_id: str) -> dict[str, tuple[float, float]]:
+def time_raw_calls(state: Path, run_ids: list[str]) -> dict[str, tuple[float, float]]:
     """Per read tool: median server latency (raw JSON-RPC) of the tool and of the bare echo, interleaved."""
     bare, ours = RawStdioClient(server_params("bare", state)), RawStdioClient(server_params("ours", state))
     figures: dict[str, tuple[float, float]] = {}
     try:
-        for tool, args in read_calls(run_id).items():
+        for tool, args in read_calls(run_ids).items():
             samples: dict[str, list[float]] = {"bare": [], "ours": []}
             for round_ in range(CALLS + 20):
                 for kind, client, name, arguments in (("bare", bare, "echo", {"text": "hello"}), ("ours", ours, tool, args)):
@@ -212,11 +220,11 @@ async def bench_server(state: Path) -> None:
     bare, ours = statistics.median(spawn["bare"]), statistics.median(spawn["ours"])
     print(f"spawn to initialize answered: ours {ours * 1000:.0f} ms, bare {bare * 1000:.0f} ms, "
           f"ratio {ours / bare:.2f}x (median of {SPAWNS}; target <= 1.5x)")
-    run_id = await prepare_run(state)
-    for tool, (ours_call, bare_call) in time_raw_calls(state, run_id).items():
+    run_ids = await prepare_runs(state)
+    for tool, (ours_call, bare_call) in time_raw_calls(state, run_ids).items():
         print(f"server latency, raw JSON-RPC: {tool:<22} {ours_call * 1000:.2f} ms, echo {bare_call * 1000:.2f} ms, "
               f"ratio {ours_call / bare_call:.2f}x (median of {CALLS}; target <= 1.2x)")
-    for tool, (ours_call, bare_call) in (await time_calls(state, run_id)).items():
+    for tool, (ours_call, bare_call) in (await time_calls(state, run_ids)).items():
         print(f"end to end, SDK client:       {tool:<22} {ours_call * 1000:.2f} ms, echo {bare_call * 1000:.2f} ms, "
               f"ratio {ours_call / bare_call:.2f}x (median of {CALLS}; includes the client's schema validation)")
 

@@ -153,6 +153,14 @@ def test_compare_as_tool_and_resource(history_home, era: str) -> None:
             read = await client.read_resource(f"rl://compare/{other},{parent}")
             assert json.loads(read.contents[0].text) == compared
 
+            # Asked again, the same; once a run's files change, the comparison follows them.
+            assert structured(await client.call_tool("rl_compare_runs", {"run_ids": [other, parent]})) == compared
+            with open(Path(home) / "runs" / other / "metrics.jsonl", "a") as handle:
+                handle.write(json.dumps({"step": 4, "time": 1.0, "train/loss": -1.0}) + "\n")
+            changed = structured(await client.call_tool("rl_compare_runs", {"run_ids": [other, parent]}))
+            assert changed["leaders"]["train/loss"] == other
+            assert {run["run_id"]: run for run in changed["runs"]}[other]["best_metrics"]["train/loss"]["value"] == -1.0
+
     anyio.run(scenario)
 
 

@@ -8,10 +8,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from hermes_rl_mcp.runs.control import get_results
+from hermes_rl_mcp.runs.control import get_results, kept_results
 from hermes_rl_mcp.runs.errors import InvalidArgument, UnknownRun
+from hermes_rl_mcp.runs.file_memo import Kept
 from hermes_rl_mcp.runs.ids import validate_run_id
-from hermes_rl_mcp.runs.models import BestMetric, ResumedFrom, RunState
+from hermes_rl_mcp.runs.models import BestMetric, ResumedFrom, RunResults, RunState
 
 MIN_RUNS, MAX_RUNS = 2, 10
 # Values every run gets afresh (its id, directory, ports, W&B name): they always differ and say
@@ -56,6 +57,37 @@ def compare_runs(run_ids: list[str], *, state: Path | None = None) -> RunCompari
             raise UnknownRun(
                 f"no run with id {run_id!r} is recorded; list the runs to see the ids there are (nothing was compared)"
             ) from None
+    return _compared(results)
+
+
+def kept_comparison(run_ids: list[str], *, state: Path | None = None) -> RunComparison | None:
+    """``compare_runs`` when every run's results are kept and unchanged (see
+    ``control.kept_results``): the same comparison object as before; else None. Cheap: a caller
+    that must not wait may ask."""
+    ids = _checked_ids(run_ids)
+    try:
+        results = [kept_results(run_id, state=state) for run_id in ids]
+    except UnknownRun:
+        return None  # compare_runs says which
+    if any(r is None for r in results):
+        return None
+    return _compared(results)  # type: ignore[arg-type]
+
+
+# By the results objects compared (held in the value, so their ids stay theirs): a finished run's
+# results object stays the same while its files do.
+_KEPT_COMPARISONS: Kept[tuple[int, ...], tuple[list[RunResults], RunComparison]] = Kept(8)
+
+
+def _compared(results: list[RunResults]) -> RunComparison:
+    key = tuple(map(id, results))
+    kept = _KEPT_COMPARISONS.get(key)
+    if kept is not None and all(a is b for a, b in zip(kept[0], results)):
+        return kept[1]
+    return _KEPT_COMPARISONS.put(key, (results, _comparison(results)))[1]
+
+
+def _comparison(results: list[RunResults]) -> RunComparison:
     metrics = sorted({name for result in results for name in result.best_metrics})
     compared = [
         ComparedRun(
@@ -129,4 +161,4 @@ def _leaders(runs: list[ComparedRun], metrics: list[str]) -> dict[str, str]:
     return leaders
 
 
-__all__ = ["MAX_RUNS", "MIN_RUNS", "ComparedRun", "RunComparison", "compare_runs", "parse_run_ids"]
+__all__ = ["MAX_RUNS", "MIN_RUNS", "ComparedRun", "RunComparison", "compare_runs", "kept_comparison", "parse_run_ids"]

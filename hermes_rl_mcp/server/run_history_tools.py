@@ -6,23 +6,27 @@ also the resource ``rl://compare/{+run_ids}`` (ids joined by commas).
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp_types import CallToolResult
 from pydantic import Field
 
 from hermes_rl_mcp.core import config
 from hermes_rl_mcp.core.control import ControlPlane
-from hermes_rl_mcp.runs.compare import MAX_RUNS, MIN_RUNS, RunComparison, compare_runs, parse_run_ids
+from hermes_rl_mcp.runs.compare import MAX_RUNS, MIN_RUNS, RunComparison, compare_runs, kept_comparison, parse_run_ids
 from hermes_rl_mcp.runs.errors import RunError
 from hermes_rl_mcp.runs.models import RunStarted
 from hermes_rl_mcp.runs.resume import MAX_RESUME_STEPS, resume_run
-from hermes_rl_mcp.server.calls import READ_ONLY, STARTS, core_call
+from hermes_rl_mcp.server.calls import READ_ONLY, STARTS, KeptAnswers, answer, core_call
 from hermes_rl_mcp.server.run_tools import RunId
 
 
 def register_run_history_tools(server: MCPServer, control: ControlPlane) -> None:
+    kept_answers = KeptAnswers()
+
     @server.tool(
         title="Resume a training run",
         annotations=STARTS,
@@ -58,8 +62,11 @@ def register_run_history_tools(server: MCPServer, control: ControlPlane) -> None
             list[Annotated[str, Field(max_length=100)]],
             Field(description="The runs to compare, in the order to show them.", min_length=MIN_RUNS, max_length=MAX_RUNS),
         ],
-    ) -> RunComparison:
-        return await core_call(compare_runs, run_ids, state=control.state_dir)
+    ) -> Annotated[CallToolResult, RunComparison]:
+        # Runs unchanged since the last call: answered on the event loop, the answer built then.
+        comparison = await core_call(kept_comparison, run_ids, state=control.state_dir, offload=False) \
+            or await core_call(compare_runs, run_ids, state=control.state_dir)
+        return await kept_answers.of(comparison, functools.partial(answer, comparison))
 
     @server.resource(
         "rl://compare/{+run_ids}",
