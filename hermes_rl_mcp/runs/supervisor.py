@@ -39,9 +39,12 @@ if TYPE_CHECKING:  # read only without a launch plan: the supervisor starts with
 
 WATCH_INTERVAL = 0.05
 # Probes start fast and back off, so a quick component is seen at once and a slow one is not
-# flooded with requests (each failed probe may be a line in its log).
-PROBE_FIRST_INTERVAL = 0.05
-PROBE_MAX_INTERVAL = 0.1
+# flooded with requests (each failed probe may be a line in its log). The last component's
+# readiness is when the run becomes running: a probe every 40 ms at most keeps that moment
+# within a few tens of milliseconds of the fact, for a refused connection or a 404 (well under a
+# millisecond on loopback) each time.
+PROBE_FIRST_INTERVAL = 0.02
+PROBE_MAX_INTERVAL = 0.04
 STEP_UPDATE_INTERVAL = 2.0
 STALL_CHECK_INTERVAL = 0.5
 STOP_GRACE = 2.0
@@ -276,7 +279,7 @@ class Supervisor:
                 interval = min(PROBE_MAX_INTERVAL, interval * 1.5)
             if time.monotonic() > deadline:
                 return self._failure(name, f"{name} did not become ready within {spec.ready_timeout:.0f} s")
-            time.sleep(WATCH_INTERVAL)
+            time.sleep(min(WATCH_INTERVAL, max(0.0, next_probe - time.monotonic())))
 
     def _is_ready(self, spec: ComponentSpec) -> bool:
         return all(http_ok(url) for url in (spec.health_url, spec.ready_url) if url is not None)
