@@ -154,3 +154,20 @@ def test_a_late_reader_gets_every_reply_whole_and_split_lines_are_read_whole(iso
     sizes = {len(json.dumps(r["result"]["tools"])) for r in replies[1:]}
     assert len(sizes) == 1 and sizes.pop() * 25 > 4 * 65536  # well past what a pipe holds
     assert wire.process.returncode == 0, errors
+
+
+def test_a_client_that_closes_its_end_of_stdout_ends_the_server_cleanly(isolated_state) -> None:
+    """Its replies cannot be delivered: the server says so once and ends as usual when stdin closes."""
+    wire = Wire(str(isolated_state), read=False)
+    for message in HANDSHAKE["legacy"]:
+        wire.send(message)
+    assert wire.process.stdout is not None
+    assert json.loads(wire.process.stdout.readline())["id"] == "init"
+    wire.process.stdout.close()  # the client stops reading for good
+    for n in range(20):
+        wire.send({"jsonrpc": "2.0", "id": n, "method": "tools/list", "params": {}})
+    time.sleep(1.0)
+    assert wire.process.poll() is None, "the server must not die on a client's closed pipe"
+    errors = wire.close()
+    assert wire.process.returncode == 0, errors
+    assert "Traceback" not in errors and "closed its end of stdout" in errors, errors

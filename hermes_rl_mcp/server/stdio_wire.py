@@ -20,6 +20,7 @@ import contextlib
 import fcntl
 import os
 import stat
+import sys
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
 from io import TextIOWrapper
 from typing import Any
@@ -164,18 +165,26 @@ class PipeLines:
 
 
 class PipeWriter:
-    """Replies written to a non-blocking pipe on the event loop; waits while the pipe is full."""
+    """Replies written to a non-blocking pipe on the event loop; waits while the pipe is full.
+
+    A client that closed its end is gone: its replies are dropped (said once on stderr), and the
+    server ends as usual when stdin closes, instead of failing with a traceback.
+    """
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+        self._reader_gone = False
 
     async def write(self, text: str) -> None:
         data = memoryview(text.encode("utf-8"))
-        while data:
+        while data and not self._reader_gone:
             try:
                 data = data[os.write(self._fd, data):]
             except BlockingIOError:
                 await anyio.wait_writable(self._fd)
+            except BrokenPipeError:
+                self._reader_gone = True
+                print("the client closed its end of stdout; replies are dropped until stdin closes", file=sys.stderr, flush=True)
 
     async def flush(self) -> None:
         return None  # os.write has handed every byte to the pipe
