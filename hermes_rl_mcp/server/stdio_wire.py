@@ -190,10 +190,18 @@ class PipeWriter:
         return None  # os.write has handed every byte to the pipe
 
 
+def _stray_output() -> int:
+    """Where the process's own stdout goes while the wire is served: stderr, or nowhere."""
+    try:
+        return os.dup(2)
+    except OSError:
+        return os.open(os.devnull, os.O_WRONLY)
+
+
 @contextlib.contextmanager
 def _wire() -> Iterator[tuple[AsyncIterable[str], Any]]:
     """The wire's line source and reply sink: non-blocking pipes where both ends are pipes."""
-    with _claimed(0, lambda: os.open(os.devnull, os.O_RDONLY)) as wire_in, _claimed(1, lambda: os.dup(2)) as wire_out:
+    with _claimed(0, lambda: os.open(os.devnull, os.O_RDONLY)) as wire_in, _claimed(1, _stray_output) as wire_out:
         reader = _nonblocking_pipe(wire_in, os.O_RDONLY)
         writer = _nonblocking_pipe(wire_out, os.O_WRONLY) if reader is not None else None
         try:
