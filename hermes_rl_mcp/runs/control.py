@@ -580,14 +580,23 @@ class _RunFiles:
 
 def _identity(paths: RunPaths) -> tuple[Any, ...]:
     """Changes whenever a file results read changes: appended, replaced, created or removed."""
-    def names(folder: Path) -> tuple[str, ...]:
+    def names(folder: str) -> tuple[str, ...]:
         try:
             return tuple(sorted(os.listdir(folder)))
         except OSError:
             return ()
 
+    files, folders = _results_sources(paths)
+    return tuple(identity(path) for path in files) + tuple(names(folder) for folder in folders)
+
+
+@functools.lru_cache(maxsize=1024)
+def _results_sources(paths: RunPaths) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The files and folders results are read from, as strings: worked out once per run, since
+    every status and results poll checks them all."""
     files = (paths.metrics, paths.checkpoints_index, paths.config, paths.log("trainer"), paths.log("env"))
-    return tuple(identity(path) for path in files) + (names(paths.checkpoints), names(paths.wandb), names(paths.wandb / "wandb"))
+    folders = (paths.checkpoints, paths.wandb, paths.wandb / "wandb")
+    return tuple(map(os.fspath, files)), tuple(map(os.fspath, folders))
 
 
 @functools.lru_cache(maxsize=32)
