@@ -87,6 +87,7 @@ class Supervisor:
     # The components the entry point spawned before this module was imported (runs/launch.py).
     _launched: Launched | None = None
     _stall_limits: StallLimits | None = None
+    _loaded: tuple[Backend, RunDocument] | None = None  # see _backend_and_document
 
     @property
     def run_id(self) -> str:
@@ -187,12 +188,15 @@ class Supervisor:
         return self._watch()
 
     def _backend_and_document(self) -> tuple[Backend, RunDocument]:
-        """The run's backend and document, read from config.yaml: needed only without a launch
-        plan, or to start components again on new ports (so imported only then: pydantic)."""
-        from hermes_rl_mcp import run_document
+        """The run's backend and document, read from config.yaml once: needed only without a
+        launch plan, or to start components again on new ports (so imported only then: pydantic).
+        Later rewrites of the file change only its ports, which ``_spawn_from`` sets again."""
+        if self._loaded is None:
+            from hermes_rl_mcp import run_document
 
-        document = run_document.load(self.paths.config)
-        return job_backend(document), document
+            document = run_document.load(self.paths.config)
+            self._loaded = (job_backend(document), document)
+        return self._loaded
 
     def _spawn_from(self, ports: Ports, first: int) -> list[ComponentSpec]:
         """Write the ports into config.yaml and spawn the components from ``first`` on, together.
