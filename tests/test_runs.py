@@ -445,7 +445,6 @@ def test_unknown_run_ids_and_bad_arguments_get_clear_errors(state: Path) -> None
 
 
 def test_a_short_real_local_run_completes(state: Path) -> None:
-    pytest.importorskip("hermes_rl_mcp.trainer.cli", reason="the local trainer has not landed yet")
     config = {
         "run": {"environment": "reverse_text", "backend": "local", "env_file": str(REPO / "environments" / "reverse_text.py")},
         "env": {"total_steps": 4, "steps_per_eval": 2, "group_size": 4, "eval_size": 8, "use_wandb": False},
