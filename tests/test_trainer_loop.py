@@ -88,6 +88,16 @@ def test_importance_ratio_uses_the_stale_logprobs_and_clips() -> None:
     assert (up - result.loss) / 1e-6 == pytest.approx(result.dlogp[2], rel=1e-4)
 
 
+def test_a_negative_advantage_does_not_push_a_shielded_token_down() -> None:
+    logp = np.array([-12.0, -12.0, -0.5, -0.5])
+    advantages = np.array([-1.0, 1.0, -1.0, 1.0])
+    plain = clipped_objective(logp, logp, advantages, clip_epsilon=0.2, normalizer=1.0)
+    np.testing.assert_allclose(plain.dlogp, [1.0, -1.0, 1.0, -1.0])
+    floored = clipped_objective(logp, logp, advantages, clip_epsilon=0.2, normalizer=1.0, shielded=logp < -7.0)
+    # only the unlikely token with a negative advantage loses its gradient; a success still teaches
+    np.testing.assert_allclose(floored.dlogp, [0.0, -1.0, 1.0, -1.0])
+
+
 def test_kl_penalty_pulls_towards_the_reference() -> None:
     logp = np.log(np.array([0.6, 0.2]))
     ref = np.log(np.array([0.3, 0.4]))

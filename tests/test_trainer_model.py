@@ -184,3 +184,50 @@ def test_guided_choice_greedy_picks_the_best_allowed_string() -> None:
 def test_bad_guided_choice_is_refused_with_the_reason(choices: object, reason: str) -> None:
     with pytest.raises(ConstraintError, match=reason):
         ChoiceConstraint(choices, TOK)  # type: ignore[arg-type]
+
+
+def test_logprobs_stay_finite_where_a_probability_underflows() -> None:
+    model = small_model(np.float32)
+    model.params["b2"][TOK.encode("q")[0]] = 20.0  # about 200 nats above every other token
+    prompt = TOK.generation_prompt([{"role": "user", "content": "abc"}])
+    feats = model.features([prompt], [[]])
+    target = np.asarray(TOK.encode("z"), dtype=np.int64)
+    logp, cache = model.token_logprobs(feats, target)
+    assert cache.probs[0, target[0]] == 0.0  # float32 cannot hold it
+    assert np.isfinite(logp[0]) and -400 < logp[0] < -100  # its logprob is still exact
+
+
+def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own_logprobs() -> None:
+    from hermes_rl_mcp.trainer.exploration import explore_prompt_words, prompt_words
+
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "Is 47 even or odd? Say it."}])
+    words = [TOK.decode(w) for w in prompt_words(model, prompt, max_tokens=4, constraint=None)]
+    assert words == ["Is", "47", "or", "odd", "Say", "it"]  # "even" and its end token need 5
+    rng = np.random.default_rng(0)
+    sampled = generate(model, prompt, n=8, max_tokens=5, temperature=1.0, rng=rng)
+    explored = explore_prompt_words(
+        model, prompt, sampled, share=1.0, max_tokens=5, temperature=0.7, constraint=None, rng=rng
+    )
+    assert len(explored) == 8
+    for sample in explored:
+        assert sample.token_ids[-1] == END and sample.finish_reason == "stop"
+        assert TOK.decode(sample.token_ids) in {"Is", "47", "even", "or", "odd", "Say", "it"}
+        own = model.completion_logprobs(prompt, sample.token_ids, temperature=0.7)
+        np.testing.assert_allclose(sample.logprobs, own, atol=1e-4)
+    # a constraint keeps exploration to the allowed strings, under the same masks as sampling
+    constraint = ChoiceConstraint(["even", "odd", "neither"], TOK)
+    allowed = explore_prompt_words(
+        model, prompt, sampled, share=1.0, max_tokens=8, temperature=1.0, constraint=constraint, rng=rng
+    )
+    assert {TOK.decode(s.token_ids) for s in allowed} <= {"even", "odd"}
+    for sample in allowed:  # each explored word carries the masked logprobs the sampler reports
+        ids = sample.token_ids
+        feats = model.features([prompt] * len(ids), [ids[:k] for k in range(len(ids))])
+        masks = np.stack([constraint.allowed(ids[:k]) for k in range(len(ids))])
+        expected, _ = model.token_logprobs(feats, np.asarray(ids), 1.0, masks)
+        np.testing.assert_allclose(sample.logprobs, expected, atol=1e-5)
+    # greedy decoding (evaluation) and a zero share never explore
+    greedy = generate(model, prompt, n=2, max_tokens=5, temperature=0.0, rng=rng)
+    assert explore_prompt_words(model, prompt, greedy, share=1.0, max_tokens=5, temperature=0.0, constraint=None, rng=rng) == greedy
+    assert explore_prompt_words(model, prompt, sampled, share=0.0, max_tokens=5, temperature=1.0, constraint=None, rng=rng) == sampled

@@ -50,6 +50,8 @@ class TokenBatch:
     scores: list[float] = field(default_factory=list)  # one per sequence
     sequence_advantages: list[float] = field(default_factory=list)  # one per sequence
     allowed: list[np.ndarray | None] = field(default_factory=list)  # per position: constrained-decoding mask
+    turn_of: list[int] = field(default_factory=list)  # per position: its turn in ``turns``
+    turns: list[tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)  # (prompt, turn tokens)
 
     def allowed_matrix(self, vocab_size: int) -> np.ndarray | None:
         """(positions, V) masks, all-true where unconstrained; None when no position is constrained."""
@@ -115,17 +117,20 @@ def flatten_groups(
                     continue  # nothing to condition on
                 if turn_start < 0:
                     turn_start = pos
+                    turn_end = next((k for k in range(pos, len(mask)) if mask[k] == PROMPT_MASK), len(mask))
+                    batch.turns.append((tuple(seq[:turn_start]), tuple(seq[turn_start:turn_end])))
+                batch.turn_of.append(len(batch.turns) - 1)
                 batch.prompts.append(seq[:turn_start])
                 batch.generated.append(seq[turn_start:pos])
-                mask = None
+                allowed = None
                 if constraint is not None:
-                    mask = constraint.allowed(seq[turn_start:pos])
-                    if mask is None or not mask[seq[pos]]:
+                    allowed = constraint.allowed(seq[turn_start:pos])
+                    if allowed is None or not allowed[seq[pos]]:
                         raise BatchError(
                             f"group {g_index} sequence {s_index}: token {pos} leaves the group's guided_choice "
                             "(the completion is none of the allowed strings)"
                         )
-                batch.allowed.append(mask)
+                batch.allowed.append(allowed)
                 batch.targets.append(int(seq[pos]))
                 lp = behaviour[pos] if behaviour is not None else None
                 usable = isinstance(lp, (int, float)) and math.isfinite(lp) and lp <= 0
@@ -165,6 +170,7 @@ def clipped_objective(
     normalizer: float,
     ref_logp: np.ndarray | None = None,
     kl_coef: float = 0.0,
+    shielded: np.ndarray | None = None,
 ) -> ObjectiveResult:
     """PPO-clip loss over token positions and its gradient with respect to ``logp``.
 
@@ -174,6 +180,9 @@ def clipped_objective(
     ``min(r * A, clip(r, 1 - eps, 1 + eps) * A)``; the loss is minus its sum divided by
     ``normalizer`` (the number of sequences), plus ``kl_coef`` times the k3 estimate of
     KL(pi || ref) on the same tokens when a reference is given.
+
+    Positions where ``shielded`` is true get no gradient from a negative advantage (the
+    learner shields tokens the policy already rejects, and samples it did not choose).
     """
     old = np.where(np.isnan(behaviour_logp), logp, behaviour_logp)
     log_ratio = np.clip(logp - old, -20.0, 20.0)
@@ -183,6 +192,8 @@ def clipped_objective(
     objective = np.minimum(unclipped, clipped)
     # The gradient flows only where the unclipped term is the minimum.
     active = unclipped <= clipped
+    if shielded is not None:
+        active &= (advantages >= 0) | ~shielded
     dlogp = np.where(active, -unclipped, 0.0) / normalizer
     loss = -objective.sum() / normalizer
     kl_mean = 0.0

@@ -8,21 +8,30 @@ from typing import Any, Sequence
 import numpy as np
 
 from hermes_rl_mcp.trainer.adam import Adam
-from hermes_rl_mcp.trainer.grpo import clipped_objective, flatten_groups
+from hermes_rl_mcp.trainer.exploration import ExploredTurns
+from hermes_rl_mcp.trainer.grpo import TokenBatch, clipped_objective, flatten_groups
 from hermes_rl_mcp.trainer.model import PolicyModel
 from hermes_rl_mcp.trainer.settings import TrainerConfig
 
 # Weight of the entropy-floor bonus per position, beside advantages of about 1 per sequence:
 # enough to keep a position from becoming certain, too little to outweigh what scores teach.
 ENTROPY_FLOOR_WEIGHT = 0.25
+# A token the policy gives less than about 1/1000 is not pushed further down by a negative
+# advantage. Pushing down a token of probability p moves every other token up in proportion to
+# its own probability, so an answer the policy already rejects, when it scores badly, mostly
+# makes the policy's favourite likelier still, whether or not that one is right for the prompt.
+# With rare samples (exploration, a high temperature) those pushes add up: the favourite's lead
+# grew to hundreds of nats and no input could overturn it. Samples that score well still teach.
+UNLIKELY_LOGPROB = -7.0
 
 
 class Learner:
     """The policy, its optimiser and (with a KL penalty) the frozen initial policy."""
 
-    def __init__(self, model: PolicyModel, config: TrainerConfig) -> None:
+    def __init__(self, model: PolicyModel, config: TrainerConfig, *, explored: ExploredTurns | None = None) -> None:
         self.model = model
         self.config = config
+        self.explored = explored  # turns the policy server explored rather than sampled
         self.optimizer = Adam(model.params, learning_rate=config.learning_rate, max_grad_norm=config.max_grad_norm)
         self.reference = model.copy() if config.kl_coef > 0 else None
 
@@ -54,6 +63,7 @@ class Learner:
                 normalizer=max(batch.num_sequences, 1),
                 ref_logp=None if ref_logp is None else ref_logp.astype(np.float64),
                 kl_coef=cfg.kl_coef,
+                shielded=self._shielded(batch, logp),
             )
             entropy_weight = None
             if cfg.entropy_coef > 0:  # maximising entropy = minimising -coef * H
@@ -83,6 +93,16 @@ class Learner:
             metrics["train/loss"] = 0.0
         metrics["train/step_time"] = time.perf_counter() - started
         return metrics
+
+
+    def _shielded(self, batch: TokenBatch, logp: np.ndarray) -> np.ndarray:
+        """Positions a negative advantage must not push down: tokens the policy already rejects,
+        and every token of a turn the policy server explored (see ``exploration``)."""
+        shielded = logp < UNLIKELY_LOGPROB
+        if self.explored is not None and len(self.explored):
+            explored_turns = np.fromiter((turn in self.explored for turn in batch.turns), dtype=bool, count=len(batch.turns))
+            shielded |= explored_turns[np.asarray(batch.turn_of, dtype=np.int64)]
+        return shielded
 
 
 def _mean_entropy(probs: np.ndarray) -> float:

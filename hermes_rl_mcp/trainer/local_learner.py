@@ -11,6 +11,7 @@ import anyio
 import numpy as np
 
 from hermes_rl_mcp.trainer.checkpoints import load_checkpoint, save_checkpoint
+from hermes_rl_mcp.trainer.exploration import ExploredTurns
 from hermes_rl_mcp.trainer.learner import Learner
 from hermes_rl_mcp.trainer.model import PolicyModel
 from hermes_rl_mcp.trainer.policy_server import PolicyHolder
@@ -27,13 +28,15 @@ class LocalLearner:
         self.run_dir = run_dir
         self.run_id = run_id
         initial = PolicyModel.initialise(CharTokenizer(), hidden_size=config.hidden_size, seed=config.seed)
+        explored = ExploredTurns()  # what the policy server explored, for the learner
         if resume_from is None:
-            self.learner = Learner(initial, config)
+            self.learner = Learner(initial, config, explored=explored)
         else:
-            self.learner = _resumed_learner(resume_from, initial, config)
+            self.learner = _resumed_learner(resume_from, initial, config, explored)
         step = resume_from.step if resume_from is not None else 0
         self.policy = PolicyHolder(
             model=self.learner.model.copy(), step=step, default_temperature=config.temperature,
+            explore_prompt_words=config.explore_prompt_words, explored=explored,
             rng=np.random.default_rng(config.seed + 1 + step),
         )
 
@@ -67,7 +70,7 @@ class LocalLearner:
         await anyio.sleep_forever()  # the policy lives in this process: nothing to watch
 
 
-def _resumed_learner(point: ResumePoint, initial: PolicyModel, config: TrainerConfig) -> Learner:
+def _resumed_learner(point: ResumePoint, initial: PolicyModel, config: TrainerConfig, explored: ExploredTurns) -> Learner:
     """The learner as the checkpoint left it: weights, Adam moments and step count.
 
     The KL reference stays the run's initial policy (the seed's), as it was in the parent run.
@@ -81,7 +84,7 @@ def _resumed_learner(point: ResumePoint, initial: PolicyModel, config: TrainerCo
             f"checkpoint {point.checkpoint} holds a model of shape {saved.model.shape.to_dict()}, "
             f"this run's trainer settings make {initial.shape.to_dict()}: resume with the parent's trainer settings"
         )
-    learner = Learner(saved.model, config)
+    learner = Learner(saved.model, config, explored=explored)
     if saved.optimizer_state:
         learner.optimizer.load_state(saved.optimizer_state)
     if learner.reference is not None:

@@ -56,7 +56,7 @@ Params = dict[str, np.ndarray]
 # likelier than others, whatever the number of slots the attention spreads over.
 COPY_FLOOR = 0.003
 GAINS = {
-    "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_gain": 10.0,
+    "W2": 1.0, "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_gain": 10.0,
     "M": 10.0, "R": 60.0, "C": 10.0,
 }
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
@@ -167,6 +167,7 @@ class ForwardCache:
     gate: np.ndarray  # (N, V) log(COPY_FLOOR + copied)
     pointer_gain: np.ndarray  # (N,) the step's pointer gain, with its fixed gain
     probs: np.ndarray
+    log_probs: np.ndarray  # log of probs, exact where probs underflow (-inf only where masked)
     temperature: float
 
 
@@ -269,13 +270,7 @@ class PolicyModel:
         window = np.full(s.window, PAD, dtype=np.int64)
         tail = tokens[-s.window :][::-1]
         window[: len(tail)] = tail
-        # The last message: after the last role token before the final one (the generation
-        # prompt ends "role, content, end, assistant"), up to its end token.
-        roles = np.flatnonzero(np.isin(tokens[:-1], _ROLE_IDS))
-        start = roles[-1] + 1 if roles.size else 0
-        stop = len(tokens) - 1
-        while stop > start and tokens[stop - 1] in (END, *_ROLE_IDS):
-            stop -= 1
+        start, stop = last_message_bounds(tokens)
         content = tokens[start:stop]
         message = np.full(s.message_slots, PAD, dtype=np.int64)
         message[: min(len(content), s.message_slots)] = content[: s.message_slots]
@@ -434,7 +429,7 @@ class PolicyModel:
         copied = attended @ copy_map
         gate = np.log(COPY_FLOOR + copied)
         pointer_gain = GAINS["P_gain"] * p["P_gain"][feats.step]
-        logits = hidden @ p["W2"] + GAINS["b2"] * p["b2"] + GAINS["B_step"] * p["B_step"][feats.step]
+        logits = hidden @ (GAINS["W2"] * p["W2"]) + GAINS["b2"] * p["b2"] + GAINS["B_step"] * p["B_step"][feats.step]
         logits += pointer_gain[:, None] * gate
         by_count = self._per_count(attention, feats.counts)
         logits += by_count @ (GAINS["C"] * p["C"])
@@ -443,9 +438,14 @@ class PolicyModel:
         if allowed is not None:
             logits[~allowed] = -np.inf
         logits -= logits.max(axis=1, keepdims=True)
-        probs = np.exp(logits)
-        probs /= probs.sum(axis=1, keepdims=True)
-        return ForwardCache(feats, pre, hidden, attention, by_count, attended, copy_map, copied, gate, pointer_gain, probs, temperature)
+        # Log-softmax, not log(softmax): a token far below the others (tens of nats) has a
+        # float32 probability of 0 but a finite logprob, which the trainer's importance ratio
+        # and a sample's reported logprob both need.
+        log_probs = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+        probs = np.exp(log_probs)
+        return ForwardCache(
+            feats, pre, hidden, attention, by_count, attended, copy_map, copied, gate, pointer_gain, probs, log_probs, temperature
+        )
 
     def _images(self) -> np.ndarray:
         """(V,): the token each token's attention now favours emitting: itself, unless the copy
@@ -497,9 +497,7 @@ class PolicyModel:
     ) -> tuple[np.ndarray, ForwardCache]:
         """log p(targets[i]) at each position, and the cache for ``backward``."""
         cache = self.forward(feats, temperature, allowed)
-        picked = cache.probs[np.arange(len(targets)), targets]
-        with np.errstate(divide="ignore"):
-            return np.log(picked), cache
+        return cache.log_probs[np.arange(len(targets)), targets], cache
 
     def backward(
         self, cache: ForwardCache, targets: np.ndarray, dlogp: np.ndarray, entropy_weight: np.ndarray | None = None
@@ -513,12 +511,12 @@ class PolicyModel:
         dlogits[np.arange(n), targets] += dlogp
         if entropy_weight is not None:
             # dH/dz_j = -p_j (log p_j + H), on the temperature-scaled logits
-            logp = np.log(np.where(cache.probs > 0, cache.probs, 1.0))
+            logp = np.where(cache.probs > 0, cache.log_probs, 0.0)
             entropy = -(cache.probs * logp).sum(axis=1, keepdims=True)
             dlogits -= entropy_weight[:, None] * cache.probs * (logp + entropy)
         dlogits /= cache.temperature
         grads: Params = {}
-        grads["W2"] = cache.hidden.T @ dlogits
+        grads["W2"] = GAINS["W2"] * (cache.hidden.T @ dlogits)
         grads["b2"] = GAINS["b2"] * dlogits.sum(axis=0)
         grads["B_step"] = GAINS["B_step"] * _rows_sum(feats.step, dlogits, p["B_step"].shape)
         # pointer: logits += gain[step] * log(COPY_FLOOR + attended @ copy_map)
@@ -540,7 +538,7 @@ class PolicyModel:
         grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
         grads["P_rel"] = GAINS["P_rel"] * np.einsum("ns,nsk->k", dscores, feats.follows)
         grads["P_key"] = GAINS["P_key"] * _rows_sum(feats.slots[:, :-1].ravel(), dscores[:, :-1].ravel(), p["P_key"].shape)
-        dhidden = dlogits @ p["W2"].T
+        dhidden = dlogits @ (GAINS["W2"] * p["W2"]).T
         dpre = dhidden * (cache.pre > 0)
         grads["b1"] = dpre.sum(axis=0)
         # positions after the same prompt share its rows: sum their gradients first
@@ -562,6 +560,17 @@ class PolicyModel:
         generated = [completion[:i] for i in range(len(completion))]
         logp, _ = self.token_logprobs(self.features(prompts, generated), np.asarray(completion, dtype=np.int64), temperature)
         return logp
+
+
+def last_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
+    """Where the prompt's last message lies in ``tokens``: after the last role token before the
+    final one (a generation prompt ends "role, content, end, assistant"), up to its end token."""
+    roles = np.flatnonzero(np.isin(tokens[:-1], _ROLE_IDS))
+    start = int(roles[-1]) + 1 if roles.size else 0
+    stop = len(tokens) - 1
+    while stop > start and tokens[stop - 1] in (END, *_ROLE_IDS):
+        stop -= 1
+    return start, stop
 
 
 def _neighbours(window: np.ndarray, message: np.ndarray) -> np.ndarray:
@@ -650,14 +659,18 @@ def generate(
             chosen = probs.argmax(axis=1)
             chosen_lp = np.zeros(rows.size)
         else:
-            probs = model.forward(feats, temperature, allowed).probs
+            cache = model.forward(feats, temperature, allowed)
+            probs = cache.probs
             if top_p < 1.0:
                 probs = _nucleus(probs, top_p)
             cumulative = np.cumsum(probs, axis=1)
             draws = rng.random(rows.size) * cumulative[:, -1]
             chosen = np.minimum((cumulative < draws[:, None]).sum(axis=1), probs.shape[1] - 1)
-            with np.errstate(divide="ignore"):
-                chosen_lp = np.log(probs[np.arange(rows.size), chosen])
+            if top_p < 1.0:
+                with np.errstate(divide="ignore"):
+                    chosen_lp = np.log(probs[np.arange(rows.size), chosen])
+            else:
+                chosen_lp = cache.log_probs[np.arange(rows.size), chosen]
         column = np.full(n, PAD, dtype=np.int64)
         column[rows] = chosen
         lp_column = np.zeros(n)

@@ -26,6 +26,7 @@ from starlette.routing import Route
 
 from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.trainer.constraints import MAX_CHOICES, ConstraintError, choice_constraint
+from hermes_rl_mcp.trainer.exploration import ExploredTurns, explore_prompt_words
 from hermes_rl_mcp.trainer.model import Generation, PolicyModel, generate
 from hermes_rl_mcp.trainer.tokenizer import ChatTemplateError
 
@@ -70,6 +71,10 @@ class PolicyHolder:
     model_name: str = "hermes-rl-local"
     step: int = 0
     default_temperature: float = 1.0
+    # Share of sampled completions replaced by a word of the prompt (the run's trainer sets it
+    # while training; a checkpoint served for sampling or evaluation keeps 0).
+    explore_prompt_words: float = 0.0
+    explored: ExploredTurns | None = None
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
     last_request: float = field(default_factory=time.monotonic)
 
@@ -99,7 +104,7 @@ class PolicyHolder:
         self.last_request = time.monotonic()
         temperature = self.default_temperature if req.temperature is None else req.temperature
         rng = np.random.default_rng(req.seed) if req.seed is not None else self.rng
-        return generate(
+        samples = generate(
             model,
             prompt_ids,
             n=req.n,
@@ -109,6 +114,12 @@ class PolicyHolder:
             top_p=req.top_p,
             stop=req.stop_list(),
             constraint=constraint,
+        )
+        if self.explore_prompt_words <= 0 or req.stop_list() or req.top_p < 1.0:
+            return samples
+        return explore_prompt_words(
+            model, prompt_ids, samples, share=self.explore_prompt_words, max_tokens=req.new_tokens(),
+            temperature=temperature, constraint=constraint, rng=rng, record=self.explored,
         )
 
 

@@ -22,6 +22,12 @@ class TrainerConfig(BaseModel):
     entropy_floor: float = Field(
         0.3, ge=0, le=5, description="Trained positions whose next-token entropy (nats) is below this get an entropy bonus (0 disables it)."
     )
+    explore_prompt_words: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description="Share of training samples replaced by a word of the prompt's last message (exploration; 0 disables it).",
+    )
     clip_epsilon: float = Field(0.2, gt=0, le=1, description="PPO clip range of the importance ratio.")
     max_grad_norm: float = Field(1.0, gt=0, le=1e6, description="Global gradient-norm clip.")
     checkpoint_interval: int = Field(50, gt=0, le=10_000_000, description="Steps between periodic checkpoints.")

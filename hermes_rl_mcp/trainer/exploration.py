@@ -1,0 +1,134 @@
+"""Prompt-word exploration: some training samples are a word of the prompt, whole.
+
+A policy trained from scratch finds a multi-character answer only by sampling it, and once it
+has settled on one answer for every prompt, a rival answer can sit tens of nats below it and
+is never sampled again: the groups where the rival was right then all score alike and teach
+nothing. Many short text tasks answer with a word the prompt already holds (a label it offers,
+a name or number it mentions), so while a run trains, each sample is, with a small probability,
+replaced by one word of the prompt's last message followed by the end token. Nothing here knows
+a task: every word of the message is as likely as any other, and a word that scores nothing
+only teaches the policy that this word was wrong.
+
+The replaced sample carries its logprobs under the current policy (as if the policy had sampled
+it), so the trainer's importance ratio starts at 1. Such a sample is evidence for an answer
+when it scores above its group, and is trained on like any other; below its group it is no
+evidence against anything the policy does (the policy did not choose it), and pushing it down
+would also push the policy away from the prompt's words it must learn to transform or reorder.
+So the sampler records the turns it explored (``ExploredTurns``) and the learner gives them no
+gradient from a negative advantage. Evaluation is greedy and never explores.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
+from hermes_rl_mcp.trainer.model import Generation, PolicyModel, last_message_bounds
+from hermes_rl_mcp.trainer.tokenizer import END
+
+
+class ExploredTurns:
+    """The most recent explored turns, as (prompt token ids, turn token ids) pairs. The sampler
+    and the learner of a local run share one; old entries fall out, so it stays bounded."""
+
+    def __init__(self, capacity: int = 16384) -> None:
+        self.capacity = capacity
+        self._turns: OrderedDict[tuple[tuple[int, ...], tuple[int, ...]], None] = OrderedDict()
+
+    def add(self, prompt: Sequence[int], turn: Sequence[int]) -> None:
+        key = (tuple(prompt), tuple(turn))
+        self._turns[key] = None
+        self._turns.move_to_end(key)
+        while len(self._turns) > self.capacity:
+            self._turns.popitem(last=False)
+
+    def __contains__(self, key: tuple[tuple[int, ...], tuple[int, ...]]) -> bool:
+        return key in self._turns
+
+    def __len__(self) -> int:
+        return len(self._turns)
+
+
+def prompt_words(model: PolicyModel, prompt: Sequence[int], max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
+    """The distinct words (maximal runs of letters and digits) of the prompt's last message,
+    each as token ids ending with the end token, that fit ``max_tokens`` and the constraint."""
+    tokens = np.asarray(prompt, dtype=np.int64)
+    start, stop = last_message_bounds(tokens)
+    tokenizer = model.tokenizer
+    words: list[list[int]] = []
+    run: list[int] = []
+    for token in [*tokens[start:stop].tolist(), END]:
+        text = tokenizer.token_text(token) if token >= tokenizer.first_char_id else ""
+        if text.isalnum():
+            run.append(token)
+            continue
+        candidate = [*run, END]
+        if run and len(candidate) <= max_tokens and candidate not in words and _fits(candidate, constraint):
+            words.append(candidate)
+        run = []
+    return words
+
+
+def _fits(candidate: list[int], constraint: ChoiceConstraint | None) -> bool:
+    if constraint is None:
+        return True
+    for k, token in enumerate(candidate):
+        mask = constraint.allowed(candidate[:k])
+        if mask is None or not mask[token]:
+            return False
+    return True
+
+
+def explore_prompt_words(
+    model: PolicyModel,
+    prompt: Sequence[int],
+    samples: list[Generation],
+    *,
+    share: float,
+    max_tokens: int,
+    temperature: float,
+    constraint: ChoiceConstraint | None,
+    rng: np.random.Generator,
+    record: ExploredTurns | None = None,
+) -> list[Generation]:
+    """``samples`` with each one replaced, with probability ``share``, by a prompt word (each
+    replacement noted in ``record``)."""
+    if share <= 0 or temperature <= 0 or not samples:
+        return samples
+    chosen = np.flatnonzero(rng.random(len(samples)) < share)
+    if chosen.size == 0:
+        return samples
+    words = prompt_words(model, prompt, max_tokens, constraint)
+    if not words:
+        return samples
+    picks = [words[int(rng.integers(len(words)))] for _ in chosen]
+    out = list(samples)
+    for index, word, logprobs in zip(chosen, picks, _logprobs(model, prompt, picks, temperature, constraint)):
+        out[int(index)] = Generation(list(word), logprobs, "stop")
+        if record is not None:
+            record.add(prompt, word)
+    return out
+
+
+def _logprobs(
+    model: PolicyModel, prompt: Sequence[int], words: list[list[int]], temperature: float, constraint: ChoiceConstraint | None
+) -> list[list[float]]:
+    """Each word's per-token logprobs under ``model``, masked as the sampler masks them."""
+    prompts, generated, targets, masks = [], [], [], []
+    for word in words:
+        for k, token in enumerate(word):
+            prompts.append(prompt)
+            generated.append(word[:k])
+            targets.append(token)
+            if constraint is not None:
+                masks.append(constraint.allowed(word[:k]))
+    allowed = np.stack(masks) if constraint is not None else None
+    logp, _ = model.token_logprobs(model.features(prompts, generated), np.asarray(targets, dtype=np.int64), temperature, allowed)
+    out, at = [], 0
+    for word in words:
+        out.append([float(x) for x in logp[at : at + len(word)]])
+        at += len(word)
+    return out
