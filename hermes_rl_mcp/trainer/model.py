@@ -56,7 +56,7 @@ Params = dict[str, np.ndarray]
 # likelier than others, whatever the number of slots the attention spreads over.
 COPY_FLOOR = 0.003
 GAINS = {
-    "W2": 1.0, "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_gain": 10.0,
+    "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_gain": 10.0,
     "M": 10.0, "R": 60.0, "C": 10.0,
 }
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
@@ -429,7 +429,7 @@ class PolicyModel:
         copied = attended @ copy_map
         gate = np.log(COPY_FLOOR + copied)
         pointer_gain = GAINS["P_gain"] * p["P_gain"][feats.step]
-        logits = hidden @ (GAINS["W2"] * p["W2"]) + GAINS["b2"] * p["b2"] + GAINS["B_step"] * p["B_step"][feats.step]
+        logits = hidden @ p["W2"] + GAINS["b2"] * p["b2"] + GAINS["B_step"] * p["B_step"][feats.step]
         logits += pointer_gain[:, None] * gate
         by_count = self._per_count(attention, feats.counts)
         logits += by_count @ (GAINS["C"] * p["C"])
@@ -516,7 +516,7 @@ class PolicyModel:
             dlogits -= entropy_weight[:, None] * cache.probs * (logp + entropy)
         dlogits /= cache.temperature
         grads: Params = {}
-        grads["W2"] = GAINS["W2"] * (cache.hidden.T @ dlogits)
+        grads["W2"] = cache.hidden.T @ dlogits
         grads["b2"] = GAINS["b2"] * dlogits.sum(axis=0)
         grads["B_step"] = GAINS["B_step"] * _rows_sum(feats.step, dlogits, p["B_step"].shape)
         # pointer: logits += gain[step] * log(COPY_FLOOR + attended @ copy_map)
@@ -538,7 +538,7 @@ class PolicyModel:
         grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
         grads["P_rel"] = GAINS["P_rel"] * np.einsum("ns,nsk->k", dscores, feats.follows)
         grads["P_key"] = GAINS["P_key"] * _rows_sum(feats.slots[:, :-1].ravel(), dscores[:, :-1].ravel(), p["P_key"].shape)
-        dhidden = dlogits @ (GAINS["W2"] * p["W2"]).T
+        dhidden = dlogits @ p["W2"].T
         dpre = dhidden * (cache.pre > 0)
         grads["b1"] = dpre.sum(axis=0)
         # positions after the same prompt share its rows: sum their gradients first
