@@ -125,3 +125,34 @@ def test_a_log_watcher_whose_every_tick_fails_says_so_once_without_a_traceback(
     failures = [r for r in caplog.records if "tick failed" in r.getMessage()]
     assert len(failures) == 1, [r.getMessage() for r in caplog.records]
     assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_a_registry_being_rebuilt_is_never_read_half_built(state: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another reader during a rebuild waits for the whole file; it used to find the runs not yet
+    recorded missing and record them itself, as runs the registry had lost."""
+    import threading
+
+    from hermes_rl_mcp.runs.registry import Registry
+
+    fill_registry(state)
+    run_ids = check_list(state)
+    damage(state / REGISTRY_FILE, "random-bytes")
+    seen: dict[str, str] = {}
+    readers: list[threading.Thread] = []
+    adopt = Registry.adopt
+
+    def adopt_then_let_another_reader_in(self: Registry, root: Path, why: str) -> object:
+        found = adopt(self, root, why)
+        if not readers:  # after the first run is recorded, a reader in another thread looks
+            reader = threading.Thread(target=lambda: seen.update({r: check_status(r, state=state).reason for r in run_ids}))
+            readers.append(reader)
+            reader.start()
+            reader.join(timeout=1.5)  # long enough for it to finish, unless it waits for the rebuild
+        return found
+
+    monkeypatch.setattr(Registry, "adopt", adopt_then_let_another_reader_in)
+    assert "moved to" in check_status(run_ids[0], state=state).reason
+    readers[0].join(timeout=30)
+    assert set(seen) == set(run_ids)
+    for run_id, reason in seen.items():
+        assert "moved to" in reason and "missing from the run registry" not in reason, (run_id, reason)

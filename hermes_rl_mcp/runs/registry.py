@@ -179,13 +179,13 @@ class Registry:
                     for suffix in ("", "-wal", "-shm"):  # a stale WAL must not be replayed into the new file
                         if Path(f"{self.path}{suffix}").exists():
                             os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
-                db = self._connect()
-                self._create_schema(db)
-                db.execute("PRAGMA synchronous = NORMAL")
-                self._seen_file = identity(self.path)
                 directories = run_directories(self.state)
                 if aside is None and not directories:
-                    return db  # a first start: nothing was lost
+                    db = self._connect()  # a first start: nothing was lost
+                    self._create_schema(db)
+                    db.execute("PRAGMA synchronous = NORMAL")
+                    self._seen_file = identity(self.path)
+                    return db
                 what = "was missing" if aside is None else (
                     "was empty (0 bytes)" if size == 0 else f"was damaged ({damage})")
                 where = "" if aside is None else f" and was moved to {aside}"
@@ -193,13 +193,41 @@ class Registry:
                     f"the run registry {self.path} {what}{where}; it was rebuilt from the "
                     f"{len(directories)} run directories in {self.state / 'runs'}"
                 )
-                self._db = db
-                for root in directories:
-                    self.adopt(root, note)
+                self._rebuild(directories, note)
                 log.warning(note)
+                db = self._connect()
+                db.execute("PRAGMA synchronous = NORMAL")
+                self._seen_file = identity(self.path)
                 return db
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _rebuild(self, directories: list[Path], note: str) -> None:
+        """Write a registry of ``directories`` beside the real one, then move it into place.
+
+        Another process that opens the registry meanwhile must not find a valid file with some
+        runs not yet recorded: it would record them itself, as runs the registry had lost.
+        While the file is missing it waits on the repair lock instead.
+        """
+        building = self.path.with_name(f"{REGISTRY_FILE}.rebuilding-{os.getpid()}")
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{building}{suffix}").unlink(missing_ok=True)
+        real, self.path = self.path, building
+        try:
+            self._db = self._connect()
+            self._create_schema(self._db)
+            for root in directories:
+                self.adopt(root, note)
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._db.close()  # the last connection: its WAL is folded in and removed
+            os.replace(building, real)
+        except BaseException:
+            self._db.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{building}{suffix}").unlink(missing_ok=True)
+            raise
+        finally:
+            self.path = real
 
     def _use(self, operation: Callable[[sqlite3.Connection], T]) -> T:
         """Run one operation; a registry found damaged on the way is rebuilt and the operation retried."""
