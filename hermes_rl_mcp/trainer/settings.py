@@ -17,21 +17,18 @@ class TrainerConfig(BaseModel):
     learning_rate: float = Field(3e-3, ge=1e-8, le=1, description="Adam step size.")
     batch_size: int = Field(64, gt=0, le=8192, description="Sequences per optimizer step.")
     temperature: float = Field(1.0, gt=0, le=5, description="Sampling temperature of the policy server.")
-    kl_coef: float = Field(0.0, ge=0, le=10, description="Weight of the KL penalty to the initial policy (0 disables it).")
+    kl_coef: float = Field(0.0, ge=0, le=10, description="Weight of the KL penalty to the initial policy (0: off).")
     entropy_coef: float = Field(0.0, ge=0, le=10, description="Weight of the entropy bonus on trained positions (keeps exploring).")
     entropy_floor: float = Field(
-        0.3, ge=0, le=5, description="Trained positions whose next-token entropy (nats) is below this get an entropy bonus (0 disables it)."
+        0.3, ge=0, le=5, description="Entropy (nats) under which a trained position gets an entropy bonus (0: off)."
     )
     explore_prompt_words: float = Field(
-        0.1,
-        ge=0,
-        le=1,
-        description="Share of training samples replaced by a word of the prompt's last message (exploration; 0 disables it).",
+        0.1, ge=0, le=1, description="Share of training samples replaced by a prompt word (0: off)."
     )
     clip_epsilon: float = Field(0.2, gt=0, le=1, description="PPO clip range of the importance ratio.")
     max_grad_norm: float = Field(1.0, gt=0, le=1e6, description="Global gradient-norm clip.")
     checkpoint_interval: int = Field(50, gt=0, le=10_000_000, description="Steps between periodic checkpoints.")
-    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of initialisation and sampling; the same seed gives the same run.")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of initialisation and sampling.")
     hidden_size: int = Field(64, ge=8, le=1024, description="Width of the policy model.")
     port: int = Field(0, ge=0, le=65535, description="Port of the policy server (0 picks a free one).")
     serve_after_final: float = Field(
