@@ -98,6 +98,34 @@ def test_a_negative_advantage_does_not_push_a_shielded_token_down() -> None:
     np.testing.assert_allclose(floored.dlogp, [0.0, -1.0, 1.0, -1.0])
 
 
+def test_the_learner_shields_explored_turns_and_unlikely_tokens_from_negative_advantages() -> None:
+    from hermes_rl_mcp.trainer.exploration import ExploredTurns
+
+    first = TOK.generation_prompt([{"role": "user", "content": "at 1 goal 3"}])
+    second = TOK.generation_prompt(
+        [{"role": "user", "content": "at 1 goal 3"}, {"role": "assistant", "content": "goal"}, {"role": "user", "content": "at 1 goal 3"}]
+    )
+    explored_reply, sampled_reply = TOK.encode("goal") + [END], TOK.encode("R") + [END]
+    # an episode whose first turn was explored and whose second was sampled, and a plain sample
+    episode = second + sampled_reply
+    episode_mask = [-100] * len(first) + explored_reply + [-100] * (len(second) - len(first) - len(explored_reply)) + sampled_reply
+    plain = first + sampled_reply
+    group = {
+        "tokens": [episode, plain],
+        "masks": [episode_mask, [-100] * len(first) + sampled_reply],
+        "scores": [0.0, 1.0],
+    }
+    explored = ExploredTurns()
+    explored.add(first, explored_reply)
+    learner = Learner(PolicyModel.initialise(TOK, hidden_size=8), TrainerConfig(), explored=explored)
+    batch = flatten_groups([group])
+    shielded = learner._shielded(batch, np.zeros(len(batch.targets)))
+    assert shielded.tolist() == [True] * len(explored_reply) + [False] * (2 * len(sampled_reply))
+    unlikely = np.zeros(len(batch.targets))
+    unlikely[-1] = -9.0
+    assert learner._shielded(batch, unlikely)[-1]
+
+
 def test_kl_penalty_pulls_towards_the_reference() -> None:
     logp = np.log(np.array([0.6, 0.2]))
     ref = np.log(np.array([0.3, 0.4]))

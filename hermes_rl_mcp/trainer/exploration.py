@@ -20,6 +20,7 @@ gradient from a negative advantage. Evaluation is greedy and never explores.
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -31,22 +32,31 @@ from hermes_rl_mcp.trainer.tokenizer import END
 
 
 class ExploredTurns:
-    """The most recent explored turns, as (prompt token ids, turn token ids) pairs. The sampler
-    and the learner of a local run share one; old entries fall out, so it stays bounded."""
+    """The most recent explored turns, each kept as a digest of its prompt and its tokens. The
+    sampler and the learner of a local run share one; old entries fall out, so it stays small
+    (a batch is trained on within a few batches of being sampled)."""
 
-    def __init__(self, capacity: int = 16384) -> None:
+    def __init__(self, capacity: int = 4096) -> None:
         self.capacity = capacity
-        self._turns: OrderedDict[tuple[tuple[int, ...], tuple[int, ...]], None] = OrderedDict()
+        self._turns: OrderedDict[bytes, None] = OrderedDict()
+
+    @staticmethod
+    def _key(prompt: Sequence[int], turn: Sequence[int]) -> bytes:
+        digest = hashlib.blake2b(digest_size=16)
+        digest.update(np.asarray(prompt, dtype=np.int32).tobytes())
+        digest.update(b"|")
+        digest.update(np.asarray(turn, dtype=np.int32).tobytes())
+        return digest.digest()
 
     def add(self, prompt: Sequence[int], turn: Sequence[int]) -> None:
-        key = (tuple(prompt), tuple(turn))
+        key = self._key(prompt, turn)
         self._turns[key] = None
         self._turns.move_to_end(key)
         while len(self._turns) > self.capacity:
             self._turns.popitem(last=False)
 
-    def __contains__(self, key: tuple[tuple[int, ...], tuple[int, ...]]) -> bool:
-        return key in self._turns
+    def holds(self, prompt: Sequence[int], turn: Sequence[int]) -> bool:
+        return self._key(prompt, turn) in self._turns
 
     def __len__(self) -> int:
         return len(self._turns)

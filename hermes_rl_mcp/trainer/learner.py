@@ -100,7 +100,7 @@ class Learner:
         and every token of a turn the policy server explored (see ``exploration``)."""
         shielded = logp < UNLIKELY_LOGPROB
         if self.explored is not None and len(self.explored):
-            explored_turns = np.fromiter((turn in self.explored for turn in batch.turns), dtype=bool, count=len(batch.turns))
+            explored_turns = np.fromiter((self.explored.holds(*turn) for turn in batch.turns), dtype=bool, count=len(batch.turns))
             shielded |= explored_turns[np.asarray(batch.turn_of, dtype=np.int64)]
         return shielded
 
