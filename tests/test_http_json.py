@@ -72,8 +72,23 @@ async def serving(handler: Handler, **client_options: Any) -> AsyncIterator[tupl
 async def echo_forever(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     while (request := await read_request(reader)) is not None:
         line, headers, body = request
-        writer.write(json_reply({"line": line, "auth": headers.get("authorization"), "got": json.loads(body)}))
+        writer.write(
+            json_reply({"line": line, "auth": headers.get("authorization"), "purpose": headers.get("x-purpose"), "got": json.loads(body)})
+        )
         await writer.drain()
+
+
+def test_per_request_headers_and_a_key_with_braces() -> None:
+    async def main() -> None:
+        async with serving(echo_forever, headers={"Authorization": "Bearer {k}"}) as (client, _):
+            marked = await client.post_json("chat/completions", {"i": 1}, headers={"X-Purpose": "evaluation"})
+            plain = await client.post_json("chat/completions", {"i": 2})
+            assert marked.json()["purpose"] == "evaluation" and plain.json()["purpose"] is None
+            assert marked.json()["auth"] == plain.json()["auth"] == "Bearer {k}"
+            with pytest.raises(ValueError, match="line break"):
+                await client.post_json("chat/completions", {}, headers={"X-Purpose": "a\r\nX-Injected: 1"})
+
+    asyncio.run(main())
 
 
 def test_round_trip_keeps_connections_alive_and_sends_headers() -> None:

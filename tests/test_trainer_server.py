@@ -138,3 +138,46 @@ def test_guided_choice_answers_only_the_allowed_strings(served: tuple[str, Polic
     texts = [choice["message"]["content"] for choice in data["choices"]]
     assert set(texts) <= set(choices) and len(set(texts)) >= 2
     assert all(choice["finish_reason"] == "stop" for choice in data["choices"])
+
+
+def test_a_training_request_explores_prompt_words_and_an_evaluation_never_does(served: tuple[str, PolicyHolder]) -> None:
+    """The run's policy server replaces sampled completions by prompt words; the SDK marks the
+    requests an environment makes while it evaluates, and those are the policy's own samples."""
+    import anyio
+
+    from hermes_rl_mcp.sdk.env_types import APIServerConfig
+    from hermes_rl_mcp.sdk.policy_client import PolicyClient, evaluating
+    from hermes_rl_mcp.trainer.exploration import ExploredTurns
+
+    base, holder = served
+    holder.explore_prompt_words, holder.explored = 1.0, ExploredTurns()
+    messages = [{"role": "user", "content": "Is 47 even or odd?"}]
+    client = PolicyClient([APIServerConfig(model_name="hermes-rl-local", base_url=f"{base}/v1", api_key="x")])
+
+    async def sample() -> list[str]:
+        group = await client.chat(messages, n=8, max_tokens=6, temperature=1.0)
+        return [completion.text for completion in group.completions]
+
+    async def evaluation() -> list[str]:
+        with evaluating():
+            async with anyio.create_task_group() as tasks:  # requests from tasks started inside count too
+                found: list[str] = []
+
+                async def one() -> None:
+                    found.extend(await sample())
+
+                tasks.start_soon(one)
+        return found
+
+    async def both() -> tuple[list[str], int, list[str]]:  # one event loop: the client pools connections
+        trained = await sample()
+        explored = len(holder.explored)
+        return trained, explored, await evaluation()
+
+    try:
+        trained, explored_in_training, evaluated = anyio.run(both)
+        assert set(trained) <= {"Is", "47", "even", "or", "odd"} and explored_in_training > 0
+        assert len(evaluated) == 8 and len(holder.explored) == explored_in_training
+        assert not set(evaluated) <= {"Is", "47", "even", "or", "odd"}  # the untrained policy's own samples
+    finally:
+        holder.explore_prompt_words, holder.explored = 0.0, None

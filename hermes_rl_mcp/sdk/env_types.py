@@ -66,6 +66,11 @@ trainer does not train on it. A generated token's entry is its token id."""
 PROMPT_LOGPROB = 1.0
 """The ``inference_logprobs`` entry of a prompt token: a placeholder, as Atropos sends it."""
 
+PURPOSE_HEADER = "X-Hermes-RL-Purpose"
+"""HTTP header of a policy request the environment makes while it evaluates (value
+``evaluation``): the run's policy server then samples the policy alone, with no exploration.
+Any other OpenAI-compatible server ignores it."""
+
 ScoredDataGroup = dict[str, Any]
 """One group on the wire: ``tokens``, ``masks``, ``scores`` and optional ``inference_logprobs``,
 ``messages``, ``overrides``, ``group_overrides``, ``advantages``, ``ref_logprobs``."""

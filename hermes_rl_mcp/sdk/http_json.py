@@ -78,30 +78,28 @@ class HTTPJSONClient:
         self.prefix = parts.path.rstrip("/")
         self.timeout = timeout
         host_header = self.host if parts.port is None else f"{self.host}:{self.port}"
-        for name, value in (headers or {}).items():
-            if any(ch in f"{name}{value}" for ch in "\r\n\0"):
-                # named, never shown: the value may be a key
-                raise ValueError(f"header {name!r} contains a line break or NUL; it would split the request")
-        extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
+        extra = _header_lines(headers).replace("{", "{{").replace("}", "}}")  # the template is formatted per request
         self._head_template = (
             "POST {path} HTTP/1.1\r\n"
             f"Host: {host_header}\r\n"
             "Content-Type: application/json\r\n"
             "Accept: application/json\r\n"
             f"{extra}"
-            "Content-Length: {length}\r\n\r\n"
+            "{more}Content-Length: {length}\r\n\r\n"
         )
         self._idle: list[_Connection] = []
         self._slots = asyncio.Semaphore(max(1, max_connections))
         self._closed = False
 
-    async def post_json(self, path: str, payload: Any) -> JSONResponse:
-        """POST ``payload`` as JSON to ``prefix/path``; any status is returned, not raised."""
+    async def post_json(self, path: str, payload: Any, *, headers: dict[str, str] | None = None) -> JSONResponse:
+        """POST ``payload`` as JSON to ``prefix/path`` (with ``headers`` besides the client's);
+        any status is returned, not raised."""
         if self._closed:
             raise HTTPJSONError("client is closed")
         body = json.dumps(payload, separators=(",", ":")).encode()
         full_path = f"{self.prefix}/{path.lstrip('/')}"
-        request = self._head_template.format(path=full_path, length=len(body)).encode("latin-1") + body
+        head = self._head_template.format(path=full_path, more=_header_lines(headers), length=len(body))
+        request = head.encode("latin-1") + body
         async with self._slots:
             try:
                 async with asyncio.timeout(self.timeout):
@@ -177,3 +175,11 @@ class HTTPJSONClient:
 
 class _StaleConnection(Exception):
     """The connection was closed before the response began."""
+
+
+def _header_lines(headers: dict[str, str] | None) -> str:
+    for name, value in (headers or {}).items():
+        if any(ch in f"{name}{value}" for ch in "\r\n\0"):
+            # named, never shown: the value may be a key
+            raise ValueError(f"header {name!r} contains a line break or NUL; it would split the request")
+    return "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())

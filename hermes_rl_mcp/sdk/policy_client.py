@@ -6,15 +6,17 @@ policy server contract), so environments build scored groups without ever tokeni
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
 from hermes_rl_mcp.errors import HermesRLError
-from hermes_rl_mcp.sdk.env_types import PROMPT_LOGPROB, PROMPT_MASK, APIServerConfig, ScoredDataGroup
+from hermes_rl_mcp.sdk.env_types import PROMPT_LOGPROB, PROMPT_MASK, PURPOSE_HEADER, APIServerConfig, ScoredDataGroup
 from hermes_rl_mcp.sdk.http_json import HTTPJSONClient, HTTPJSONError, JSONResponse
 
 
@@ -63,6 +65,19 @@ def scored_group(group: CompletionGroup, scores: Sequence[float], messages: list
     return out
 
 
+_evaluating = contextvars.ContextVar("evaluating", default=False)
+
+
+@contextlib.contextmanager
+def evaluating() -> Iterator[None]:
+    """Policy requests made inside (and in tasks started inside) are marked as evaluation."""
+    token = _evaluating.set(True)
+    try:
+        yield
+    finally:
+        _evaluating.reset(token)
+
+
 class PolicyClient:
     """Async client over one or more policy endpoints (requests rotate between them)."""
 
@@ -97,11 +112,12 @@ class PolicyClient:
         server, client = self._client()
         body = {"model": server.model_name, **body}
         response: JSONResponse | httpx.Response
+        headers = {PURPOSE_HEADER: "evaluation"} if _evaluating.get() else None
         try:
             if isinstance(client, HTTPJSONClient):
-                response = await client.post_json(path, body)
+                response = await client.post_json(path, body, headers=headers)
             else:
-                response = await client.post(path, json=body)
+                response = await client.post(path, json=body, headers=headers)
         except (httpx.HTTPError, HTTPJSONError) as exc:
             raise PolicyError(f"policy endpoint {server.base_url} unreachable: {exc!r}") from exc
         if response.status_code != 200:

@@ -166,11 +166,12 @@ class EnvRuntime:
         return group
 
     async def evaluate_safely(self, final: bool = False) -> dict[str, float] | None:
-        from hermes_rl_mcp.sdk.policy_client import PolicyError
+        from hermes_rl_mcp.sdk.policy_client import PolicyError, evaluating
 
         started = time.monotonic()
         try:
-            result = await self.env.evaluate()
+            with evaluating():
+                result = await self.env.evaluate()
         except PolicyError as exc:
             log(f"{'final ' if final else ''}evaluation at step {self.step} failed: {exc}")
             return None

@@ -15,7 +15,8 @@ when it scores above its group, and is trained on like any other; below its grou
 evidence against anything the policy does (the policy did not choose it), and pushing it down
 would also push the policy away from the prompt's words it must learn to transform or reorder.
 So the sampler records the turns it explored (``ExploredTurns``) and the learner gives them no
-gradient from a negative advantage. Evaluation is greedy and never explores.
+gradient from a negative advantage. Greedy requests, and the requests an environment makes while
+it evaluates (``PURPOSE_HEADER``), are never explored.
 """
 
 from __future__ import annotations

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from hermes_rl_mcp.errors import HermesRLError
+from hermes_rl_mcp.sdk.env_types import PURPOSE_HEADER
 from hermes_rl_mcp.trainer.constraints import MAX_CHOICES, ConstraintError, choice_constraint
 from hermes_rl_mcp.trainer.exploration import ExploredTurns, explore_prompt_words
 from hermes_rl_mcp.trainer.model import Generation, PolicyModel, generate
@@ -115,7 +116,7 @@ class PolicyHolder:
             stop=req.stop_list(),
             constraint=constraint,
         )
-        if self.explore_prompt_words <= 0 or req.stop_list() or req.top_p < 1.0:
+        if self.explore_prompt_words <= 0 or req._for_evaluation or req.stop_list() or req.top_p < 1.0:
             return samples
         return explore_prompt_words(
             model, prompt_ids, samples, share=self.explore_prompt_words, max_tokens=req.new_tokens(),
@@ -125,6 +126,8 @@ class PolicyHolder:
 
 class SamplingRequest(BaseModel):
     model_config = ConfigDict(extra="allow")  # other OpenAI fields (user, penalties, ...) are ignored
+    # Set from the PURPOSE_HEADER of the HTTP request: an environment's evaluation, never explored.
+    _for_evaluation: bool = PrivateAttr(False)
 
     model: str | None = None
     n: int = Field(1, ge=1, le=MAX_N)
@@ -184,7 +187,7 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "code": status}}, status_code=status)
 
 
-async def _parse(request: Request, model_cls: type[BaseModel]) -> BaseModel | JSONResponse:
+async def _parse(request: Request, model_cls: type[SamplingRequest]) -> SamplingRequest | JSONResponse:
     try:
         body = await request.json()
     except ValueError:
@@ -192,12 +195,14 @@ async def _parse(request: Request, model_cls: type[BaseModel]) -> BaseModel | JS
     if not isinstance(body, dict):
         return _error(400, "request body must be a JSON object")
     try:
-        return model_cls.model_validate(body)
+        parsed = model_cls.model_validate(body)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or 'body'}: {err['msg']}" for err in exc.errors(include_url=False)
         )
         return _error(400, f"invalid request: {problems}")
+    parsed._for_evaluation = request.headers.get(PURPOSE_HEADER, "").strip().lower() == "evaluation"
+    return parsed
 
 
 def _finish_stop(text: str, stops: list[str]) -> str:
