@@ -6,8 +6,7 @@ is never sampled again: the groups where the rival was right then all score alik
 nothing. Many short text tasks answer with a word the prompt already holds (a label it offers,
 a name or number it mentions), so while a run trains, each sample is, with a small probability,
 replaced by one word of the prompt's last message followed by the end token. Nothing here knows
-a task: every word of the message is as likely as any other, and a word that scores nothing
-only teaches the policy that this word was wrong.
+a task: every word of the message is as likely as any other.
 
 The replaced sample carries its logprobs under the current policy (as if the policy had sampled
 it), so the trainer's importance ratio starts at 1. Such a sample is evidence for an answer
