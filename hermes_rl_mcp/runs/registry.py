@@ -141,10 +141,10 @@ class Registry:
 
     # -- opening and repair --------------------------------------------------------------------
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, path: Path | None = None) -> sqlite3.Connection:
         # Autocommit mode: transactions are opened explicitly where several writes must agree.
         # timeout= is SQLite's busy timeout: a writer in another process is waited for, up to 10 s.
-        db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(path or self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
         db.row_factory = sqlite3.Row
         return db
 
@@ -212,22 +212,19 @@ class Registry:
         building = self.path.with_name(f"{REGISTRY_FILE}.rebuilding-{os.getpid()}")
         for suffix in ("", "-wal", "-shm"):
             Path(f"{building}{suffix}").unlink(missing_ok=True)
-        real, self.path = self.path, building
+        self._db = self._connect(building)  # adopt() records into self._db
         try:
-            self._db = self._connect()
             self._create_schema(self._db)
             for root in directories:
                 self.adopt(root, note)
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.close()  # the last connection: its WAL is folded in and removed
-            os.replace(building, real)
+            os.replace(building, self.path)
         except BaseException:
             self._db.close()
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{building}{suffix}").unlink(missing_ok=True)
             raise
-        finally:
-            self.path = real
 
     def _use(self, operation: Callable[[sqlite3.Connection], T]) -> T:
         """Run one operation; a registry found damaged on the way is rebuilt and the operation retried."""

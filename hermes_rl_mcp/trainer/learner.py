@@ -94,7 +94,6 @@ class Learner:
         metrics["train/step_time"] = time.perf_counter() - started
         return metrics
 
-
     def _shielded(self, batch: TokenBatch, logp: np.ndarray) -> np.ndarray:
         """Positions a negative advantage must not push down: tokens the policy already rejects,
         and every token of a turn the policy server explored (see ``exploration``)."""

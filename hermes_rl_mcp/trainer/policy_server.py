@@ -116,7 +116,7 @@ class PolicyHolder:
             stop=req.stop_list(),
             constraint=constraint,
         )
-        if self.explore_prompt_words <= 0 or req._for_evaluation or req.stop_list() or req.top_p < 1.0:
+        if self.explore_prompt_words <= 0 or req.for_evaluation or req.stop_list() or req.top_p < 1.0:
             return samples
         return explore_prompt_words(
             model, prompt_ids, samples, share=self.explore_prompt_words, max_tokens=req.new_tokens(),
@@ -128,6 +128,10 @@ class SamplingRequest(BaseModel):
     model_config = ConfigDict(extra="allow")  # other OpenAI fields (user, penalties, ...) are ignored
     # Set from the PURPOSE_HEADER of the HTTP request: an environment's evaluation, never explored.
     _for_evaluation: bool = PrivateAttr(False)
+
+    @property
+    def for_evaluation(self) -> bool:
+        return self._for_evaluation
 
     model: str | None = None
     n: int = Field(1, ge=1, le=MAX_N)
