@@ -135,6 +135,32 @@ def test_kl_penalty_pulls_towards_the_reference() -> None:
     assert result.dlogp[0] > 0 and result.dlogp[1] < 0  # descending the loss moves logp towards ref
 
 
+def test_each_batch_is_trained_on_for_passes_per_batch_steps_within_the_clip() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=16, seed=2)
+    groups = reverse_groups(model, np.random.default_rng(2), ["abc", "plane", "qwer"])
+    best = [max(range(len(g["scores"])), key=g["scores"].__getitem__) for g in groups]
+
+    def best_logprob(learner: Learner) -> float:
+        total = 0.0
+        for group, index in zip(groups, best):
+            tokens, mask = group["tokens"][index], group["masks"][index]
+            start = sum(1 for m in mask if m == -100)
+            total += float(learner.model.completion_logprobs(tokens[:start], tokens[start:]).sum())
+        return total
+
+    before = best_logprob(Learner(model.copy(), TrainerConfig(hidden_size=16)))
+    gains = {}
+    for passes in (1, 3):
+        learner = Learner(model.copy(), TrainerConfig(hidden_size=16, passes_per_batch=passes))
+        metrics = learner.step(groups)
+        assert learner.optimizer.steps == passes
+        assert metrics["train/ratio_mean"] == pytest.approx(1.0, abs=1e-5)  # the first pass is on-policy
+        assert ("train/clip_fraction_last_pass" in metrics) == (passes > 1)
+        gains[passes] = best_logprob(learner) - before
+    # each group's best completion gains more from three passes than from one
+    assert gains[3] > gains[1] > 0
+
+
 def test_flatten_groups_trains_each_assistant_turn_with_its_own_prompt() -> None:
     first = TOK.generation_prompt([{"role": "user", "content": "at 1 goal 3"}])
     reply1 = TOK.encode("R") + [END]
@@ -225,7 +251,7 @@ def test_checkpoint_round_trip(tmp_path: Path) -> None:
     np.testing.assert_allclose(
         loaded.model.completion_logprobs(prompt, completion), learner.model.completion_logprobs(prompt, completion)
     )
-    assert int(loaded.optimizer_state["adam_steps"]) == 2
+    assert int(loaded.optimizer_state["adam_steps"]) == 2 * learner.config.passes_per_batch
     record = json.loads((tmp_path / "checkpoints.jsonl").read_text().splitlines()[0])
     assert record["step"] == 2 and record["kind"] == "periodic" and Path(record["path"]) == path.resolve()
 

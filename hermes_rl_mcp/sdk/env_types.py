@@ -19,7 +19,7 @@ class BaseEnvConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     group_size: int = Field(4, gt=0, le=1024, description="Completions sampled and scored together per item.")
-    max_num_workers: int = Field(-1, ge=-1, le=65536, description="Concurrent item workers; -1 lets the runtime decide.")
+    max_num_workers: int = Field(-1, ge=-1, le=65536, description="Concurrent item workers; -1: automatic.")
     max_eval_workers: int = Field(16, gt=0, le=4096, description="Concurrent evaluation workers.")
     max_num_workers_per_node: int = Field(8, gt=0, le=4096, description="Worker cap per node.")
     steps_per_eval: int = Field(100, gt=0, le=1_000_000, description="Trainer steps between evaluations.")
@@ -27,7 +27,7 @@ class BaseEnvConfig(BaseModel):
     eval_handling: Literal["STOP_TRAIN", "LIMIT_TRAIN", "NONE"] = Field("STOP_TRAIN", description="What training does while an evaluation runs.")
     eval_limit_ratio: float = Field(0.5, ge=0, le=1, description="Share of workers kept for training during eval.")
     inference_weight: float = Field(1.0, ge=0, le=1000, description="Weight of this environment in batch allocation.")
-    batch_size: int = Field(-1, ge=-1, le=1_000_000, description="Sequences per trainer batch; -1 takes the trainer's value.")
+    batch_size: int = Field(-1, ge=-1, le=1_000_000, description="Sequences per batch; -1: the trainer's value.")
     max_batches_offpolicy: int = Field(3, gt=0, le=64, description="Batches that may be queued ahead of the trainer.")
     tokenizer_name: str = Field("hermes-rl/char", description="Tokenizer of the policy model.")
     use_wandb: bool = Field(True, description="Mirror metrics to Weights & Biases (offline without a key).")

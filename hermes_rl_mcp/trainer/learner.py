@@ -48,50 +48,66 @@ class Learner:
             "train/num_tokens": float(len(batch.targets)),
         }
         if batch.targets:
-            targets = np.asarray(batch.targets, dtype=np.int64)
-            feats = self.model.features(batch.prompts, batch.generated)
-            allowed = batch.allowed_matrix(self.model.shape.vocab_size)
+            metrics.update(self._optimise(batch))
+        else:
+            metrics["train/loss"] = 0.0
+        metrics["train/step_time"] = time.perf_counter() - started
+        return metrics
+
+    def _optimise(self, batch: TokenBatch) -> dict[str, float]:
+        """``passes_per_batch`` optimizer steps on one batch (PPO's epochs: the importance
+        ratio against the sampling policy, clipped, bounds how far they move it). The inputs
+        are built once; the metrics are the first pass's, plus the clip fraction of the last."""
+        cfg = self.config
+        targets = np.asarray(batch.targets, dtype=np.int64)
+        feats = self.model.features(batch.prompts, batch.generated)
+        allowed = batch.allowed_matrix(self.model.shape.vocab_size)
+        behaviour = np.asarray(batch.behaviour_logprobs, dtype=np.float64)
+        advantages = np.asarray(batch.advantages, dtype=np.float64)
+        sequences = max(batch.num_sequences, 1)
+        ref_logp = None
+        if self.reference is not None:
+            ref_logp, _ = self.reference.token_logprobs(feats, targets, cfg.temperature, allowed)
+            ref_logp = ref_logp.astype(np.float64)
+        metrics: dict[str, float] = {}
+        for done in range(cfg.passes_per_batch):
             logp, cache = self.model.token_logprobs(feats, targets, cfg.temperature, allowed)
-            ref_logp = None
-            if self.reference is not None:
-                ref_logp, _ = self.reference.token_logprobs(feats, targets, cfg.temperature, allowed)
             result = clipped_objective(
                 logp.astype(np.float64),
-                np.asarray(batch.behaviour_logprobs, dtype=np.float64),
-                np.asarray(batch.advantages, dtype=np.float64),
+                behaviour,
+                advantages,
                 clip_epsilon=cfg.clip_epsilon,
-                normalizer=max(batch.num_sequences, 1),
-                ref_logp=None if ref_logp is None else ref_logp.astype(np.float64),
+                normalizer=sequences,
+                ref_logp=ref_logp,
                 kl_coef=cfg.kl_coef,
                 shielded=self._shielded(batch, logp),
             )
             entropy_weight = None
             if cfg.entropy_coef > 0:  # maximising entropy = minimising -coef * H
-                entropy_weight = np.full(len(targets), -cfg.entropy_coef / max(batch.num_sequences, 1), dtype=self.model.dtype)
+                entropy_weight = np.full(len(targets), -cfg.entropy_coef / sequences, dtype=self.model.dtype)
             if cfg.entropy_floor > 0:
                 # Positions about to become deterministic get an entropy bonus: once a policy
                 # is sure of one answer for every prompt, groups score alike and their
                 # advantages are zero, so nothing would teach it the answers it stopped trying.
                 below = _entropies(cache.probs) < cfg.entropy_floor
-                bonus = np.where(below, -ENTROPY_FLOOR_WEIGHT / max(batch.num_sequences, 1), 0.0).astype(self.model.dtype)
+                bonus = np.where(below, -ENTROPY_FLOOR_WEIGHT / sequences, 0.0).astype(self.model.dtype)
                 entropy_weight = bonus if entropy_weight is None else entropy_weight + bonus
-                metrics["train/below_entropy_floor"] = float(below.mean())
             grads = self.model.backward(cache, targets, result.dlogp.astype(self.model.dtype), entropy_weight)
             grad_norm = self.optimizer.step(self.model.params, grads)
-            metrics.update(
-                {
+            if done == 0:
+                metrics = {
                     "train/loss": result.loss,
                     "train/grad_norm": grad_norm,
                     "train/ratio_mean": result.ratio_mean,
                     "train/clip_fraction": result.clip_fraction,
                     "train/entropy": _mean_entropy(cache.probs),
                 }
-            )
-            if self.reference is not None:
-                metrics["train/kl"] = result.kl
-        else:
-            metrics["train/loss"] = 0.0
-        metrics["train/step_time"] = time.perf_counter() - started
+                if cfg.entropy_floor > 0:
+                    metrics["train/below_entropy_floor"] = float(below.mean())
+                if self.reference is not None:
+                    metrics["train/kl"] = result.kl
+            elif done == cfg.passes_per_batch - 1:
+                metrics["train/clip_fraction_last_pass"] = result.clip_fraction
         return metrics
 
     def _shielded(self, batch: TokenBatch, logp: np.ndarray) -> np.ndarray:

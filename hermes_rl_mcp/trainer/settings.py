@@ -18,14 +18,15 @@ class TrainerConfig(BaseModel):
     batch_size: int = Field(64, gt=0, le=8192, description="Sequences per optimizer step.")
     temperature: float = Field(1.0, gt=0, le=5, description="Sampling temperature of the policy server.")
     kl_coef: float = Field(0.0, ge=0, le=10, description="Weight of the KL penalty to the initial policy (0: off).")
-    entropy_coef: float = Field(0.0, ge=0, le=10, description="Weight of the entropy bonus on trained positions (keeps exploring).")
+    entropy_coef: float = Field(0.0, ge=0, le=10, description="Weight of an entropy bonus (keeps exploring).")
     entropy_floor: float = Field(
-        0.3, ge=0, le=5, description="Entropy (nats) under which a trained position gets an entropy bonus (0: off)."
+        0.3, ge=0, le=5, description="Entropy (nats) below which a position gets a bonus (0: off)."
     )
     explore_prompt_words: float = Field(
-        0.1, ge=0, le=1, description="Share of training samples replaced by a prompt word (0: off)."
+        0.1, ge=0, le=1, description="Share of samples replaced by a prompt word (0: off)."
     )
     clip_epsilon: float = Field(0.2, gt=0, le=1, description="PPO clip range of the importance ratio.")
+    passes_per_batch: int = Field(3, ge=1, le=32, description="Optimizer steps per batch (PPO epochs).")
     max_grad_norm: float = Field(1.0, gt=0, le=1e6, description="Global gradient-norm clip.")
     checkpoint_interval: int = Field(50, gt=0, le=10_000_000, description="Steps between periodic checkpoints.")
     seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of initialisation and sampling.")
@@ -35,7 +36,7 @@ class TrainerConfig(BaseModel):
         60.0,
         ge=0,
         le=3600,
-        description="Seconds the policy keeps serving after the final checkpoint, for the final evaluation.",
+        description="Seconds the policy serves after the final checkpoint (final evaluation).",
     )
 
 
@@ -64,7 +65,7 @@ class TinkerTrainerConfig(BaseModel):
     )
     port: int = Field(0, ge=0, le=65535, description="Port of the policy endpoint (0 picks a free one).")
     serve_after_final: float = Field(
-        60.0, ge=0, le=3600, description="Seconds the policy keeps serving after the final checkpoint, for the final evaluation."
+        60.0, ge=0, le=3600, description="Seconds the policy serves after the final checkpoint (final evaluation)."
     )
 
 
