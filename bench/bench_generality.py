@@ -1,17 +1,20 @@
-"""Does the local policy learn tasks it was not designed around? Seven new tasks, default settings.
+"""Does the local policy learn tasks it was not designed around? Ten new tasks, default settings.
 
     python bench/bench_generality.py [TASK ...] [--timeout 300] [--keep]
 
 The tasks live in ``bench/tasks/`` and are written against the public SDK only, as a new user
-would write them: a string map (uppercase), selection (pick_largest), ordering (sort_letters),
-counting (count_letter), classification with a free-text answer (parity) and through
-``guided_choice`` (sentiment), and a multi-turn game (guess_number). Each run starts as the MCP
-server starts one (a control plane selects the task, makes no edits, and starts the resolved
-run document on the local profile), so the environment's defaults and the local trainer's
-defaults are what is measured. The script prints each task's held-out curve (train and eval
-percent correct per evaluation, with the wall time since the run started), the first time the
-eval reached 0.9, and a summary against the aim: eval >= 0.9 within 180 s. ``--set FIELD=VALUE``
-edits every task's config (for exploring; the suite's figures are with none).
+would write them: string maps (uppercase), selection (pick_largest, longer_word), ordering
+(sort_letters), counting (count_letter), classification with a free-text answer (parity) and
+through ``guided_choice`` (sentiment, has_letter), and multi-turn games (guess_number,
+remember_word). The last three (longer_word, has_letter, remember_word) were written after the
+trainer's defaults were last chosen and were run only as they stand: no part of the local policy
+was chosen by looking at them. Each run starts as the MCP server starts one (a control plane
+selects the task, makes no edits, and starts the resolved run document on the local profile),
+so the environment's defaults and the local trainer's defaults are what is measured. The script
+prints each task's held-out curve (train and eval percent correct per evaluation, with the wall
+time since the run started), the first time the eval reached 0.9, and a summary against the
+aim: eval >= 0.9 within 180 s. ``--set FIELD=VALUE`` edits every task's config (for exploring;
+the suite's figures are with none).
 
 Runs still going when the script exits (timeout, Ctrl-C, error) are stopped.
 """
@@ -32,7 +35,10 @@ from typing import Any
 import yaml
 
 HERE = Path(__file__).resolve().parent
-TASKS = ("uppercase", "pick_largest", "sort_letters", "count_letter", "parity", "sentiment", "guess_number")
+TASKS = (
+    "uppercase", "pick_largest", "sort_letters", "count_letter", "parity", "sentiment", "guess_number",
+    "longer_word", "has_letter", "remember_word",
+)
 BAR = 0.9
 MAX_WALL = 180.0
 POLL = 0.5
