@@ -56,7 +56,11 @@ def test_chat_template_rejects_bad_messages_with_a_reason() -> None:
 
 def test_log_likelihood_gradient_matches_finite_differences() -> None:
     model = small_model()
-    prompts = [TOK.generation_prompt([{"role": "user", "content": c}]) for c in ("7+8", "hello", "3-9", "at 2 goal 5")]
+    prompts = [TOK.generation_prompt([{"role": "user", "content": c}]) for c in ("7+8", "hello", "3-9")]
+    # a conversation, so the opening-message view carries gradient too
+    prompts.append(TOK.generation_prompt([
+        {"role": "user", "content": "at 2 goal 5"}, {"role": "assistant", "content": "R"}, {"role": "user", "content": "ok"},
+    ]))
     # "hello" continues with the copy map's images of "he", so the neighbour scores carry gradient
     generated = [[], model._images()[TOK.encode("he")].tolist(), TOK.encode("-"), TOK.encode("ab")]
     targets = np.asarray(TOK.encode("1l6R"))
@@ -197,6 +201,29 @@ def test_logprobs_stay_finite_where_a_probability_underflows() -> None:
     assert np.isfinite(logp[0]) and -400 < logp[0] < -100  # its logprob is still exact
 
 
+def test_a_conversation_is_read_from_its_opening_message_beyond_the_window() -> None:
+    model = small_model()  # a window of 7 tokens and 6 characters of each message's head
+    single = TOK.generation_prompt([{"role": "user", "content": "plum tart"}])
+    assert (model.prompt_view(single).opening == 0).all()  # one message: read once, as the last
+    opening = [{"role": "user", "content": "plum tart"}, {"role": "assistant", "content": "OK"}]
+    later = TOK.generation_prompt([*opening, {"role": "user", "content": "which fruit was it?"}])
+    view = model.prompt_view(later)
+    assert TOK.decode(view.opening) == "plum t"
+    assert not set(view.window) & set(TOK.encode("plum"))  # the window no longer reaches it
+    # the opening's characters are pointer slots, so the policy can copy from them
+    feats = model.features([later], [[]])
+    s = model.shape
+    slots = feats.slots[0, s.window + s.message_slots : s.window + 2 * s.message_slots]
+    assert TOK.decode(slots) == "plum t"
+    other = TOK.generation_prompt(
+        [{"role": "user", "content": "kiwi cake"}, opening[1], {"role": "user", "content": "which fruit was it?"}]
+    )
+    p, k = TOK.encode("pk")
+    first = model.forward(feats).attended[0]
+    second = model.forward(model.features([other], [[]])).attended[0]
+    assert first[p] > 0 and first[k] == 0 and second[k] > 0 and second[p] == 0
+
+
 def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own_logprobs() -> None:
     from hermes_rl_mcp.trainer.exploration import explore_prompt_words, prompt_words
 
@@ -227,6 +254,13 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
         masks = np.stack([constraint.allowed(ids[:k]) for k in range(len(ids))])
         expected, _ = model.token_logprobs(feats, np.asarray(ids), 1.0, masks)
         np.testing.assert_allclose(sample.logprobs, expected, atol=1e-5)
+    # in a conversation, the words of its first message are explored too
+    conversation = TOK.generation_prompt([
+        {"role": "user", "content": "Remember plum. Say OK."}, {"role": "assistant", "content": "OK"},
+        {"role": "user", "content": "Which fruit?"},
+    ])
+    words = [TOK.decode(w) for w in prompt_words(model, conversation, max_tokens=9, constraint=None)]
+    assert words == ["Remember", "plum", "Say", "OK", "Which", "fruit"]
     # greedy decoding (evaluation) and a zero share never explore
     greedy = generate(model, prompt, n=2, max_tokens=5, temperature=0.0, rng=rng)
     assert explore_prompt_words(model, prompt, greedy, share=1.0, max_tokens=5, temperature=0.0, constraint=None, rng=rng) == greedy

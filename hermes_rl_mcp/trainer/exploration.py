@@ -5,8 +5,9 @@ has settled on one answer for every prompt, a rival answer can sit tens of nats 
 is never sampled again: the groups where the rival was right then all score alike and teach
 nothing. Many short text tasks answer with a word the prompt already holds (a label it offers,
 a name or number it mentions), so while a run trains, each sample is, with a small probability,
-replaced by one word of the prompt's last message followed by the end token. Nothing here knows
-a task: every word of the message is as likely as any other.
+replaced by one word of the prompt's last message (or of the conversation's first, which often
+states the task) followed by the end token. Nothing here knows a task: every word of those
+messages is as likely as any other.
 
 The replaced sample carries its logprobs under the current policy (as if the policy had sampled
 it), so the trainer's importance ratio starts at 1. Such a sample is evidence for an answer
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
-from hermes_rl_mcp.trainer.model import Generation, PolicyModel, last_message_bounds
+from hermes_rl_mcp.trainer.model import Generation, PolicyModel, first_message_bounds, last_message_bounds
 from hermes_rl_mcp.trainer.tokenizer import END
 
 
@@ -63,14 +64,19 @@ class ExploredTurns:
 
 
 def prompt_words(model: PolicyModel, prompt: Sequence[int], max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
-    """The distinct words (maximal runs of letters and digits) of the prompt's last message,
-    each as token ids ending with the end token, that fit ``max_tokens`` and the constraint."""
+    """The distinct words (maximal runs of letters and digits) of the prompt's last message and
+    of the conversation's first, each as token ids ending with the end token, that fit
+    ``max_tokens`` and the constraint."""
     tokens = np.asarray(prompt, dtype=np.int64)
     start, stop = last_message_bounds(tokens)
+    first_start, first_stop = first_message_bounds(tokens)
+    messages = tokens[start:stop].tolist()
+    if first_stop < stop:  # a conversation: its first message too, as a message of its own
+        messages = [*tokens[first_start:first_stop].tolist(), END, *messages]
     tokenizer = model.tokenizer
     words: list[list[int]] = []
     run: list[int] = []
-    for token in [*tokens[start:stop].tolist(), END]:
+    for token in [*messages, END]:
         text = tokenizer.token_text(token) if token >= tokenizer.first_char_id else ""
         if text.isalnum():
             run.append(token)

@@ -6,14 +6,15 @@ views of its context, each a bias that helps short text tasks in general:
 * **positions from both ends**: the last ``window`` tokens of the prompt, counted back from its
   end (slot d holds the token d places before it), and the first ``message_slots`` characters of
   the prompt's last message, counted from its start. Fixed phrasing around a variable part lines
-  up in one view or the other;
+  up in one view or the other. In a conversation, the first ``message_slots`` characters of its
+  first message too (what it was opened with, often the task), however far back it lies;
 * **numbers as values**: every digit in those slots also enters as its value along a direction
   learned per slot, so comparing or combining digits is linear;
 * **characters and words as a bag**: for each distinct character of the last message, a row for
   (character, how often it occurs), and for each word a hashed row, wherever they are;
 * **the turn so far**: the tokens generated so far by position, the previous token, the step,
   and the last message's length minus the step (answers whose length follows the input's);
-* **a pointer over the prompt**: attention over the character slots of both views (and an
+* **a pointer over the prompt**: attention over the character slots of those views (and an
   end slot) by position (per step), by content (a learned key per token), by coverage
   (whether the slot's token was already emitted this turn) and by neighbourhood (whether the
   slot follows, or precedes, a prompt occurrence of the token just emitted, so copying a span
@@ -86,12 +87,12 @@ class ModelShape:
 
     @property
     def pointer_slots(self) -> int:
-        """Both views' slots plus the end slot (the last)."""
-        return self.window + self.message_slots + 1
+        """The three prompt views' slots plus the end slot (the last)."""
+        return self.window + 2 * self.message_slots + 1
 
     @property
     def num_dense(self) -> int:
-        return self.window + self.message_slots + self.gen_slots
+        return self.window + 2 * self.message_slots + self.gen_slots
 
     @property
     def offsets(self) -> dict[str, int]:
@@ -101,6 +102,7 @@ class ModelShape:
         sizes = {
             "window": self.window * v,
             "message": self.message_slots * v,
+            "opening": self.message_slots * v,
             "generated": self.gen_slots * v,
             "step": self.max_steps,
             "previous": v,
@@ -126,6 +128,7 @@ class PromptView:
 
     window: np.ndarray  # (window,) tokens, slot d = d places before the prompt's end
     message: np.ndarray  # (message_slots,) the last message's first characters
+    opening: np.ndarray  # (message_slots,) the conversation's first message's (PAD: it is the last)
     message_length: int
     bag: np.ndarray  # (bag_chars + bag_words,) rows of the character and word bags
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
@@ -141,7 +144,7 @@ class Features:
 
     prompt_of: np.ndarray  # (N,) int: the prompt each position follows
     prompt_rows: np.ndarray  # (P, rows) int: input-table rows of the prompt's views, summed
-    prompt_dense: np.ndarray  # (P, window + message_slots) float: digit values of its slots
+    prompt_dense: np.ndarray  # (P, window + 2 * message_slots) float: digit values of its slots
     position_rows: np.ndarray  # (N, rows) int: input-table rows of the turn so far
     position_dense: np.ndarray  # (N, gen_slots) float: digit values of the generated slots
     step: np.ndarray  # (N,) int: generation step, capped at max_steps - 1
@@ -229,7 +232,7 @@ class PolicyModel:
         shape = ModelShape(tokenizer.vocab_size, hidden_size, **shape_fields)
         rng = np.random.default_rng(seed)
         v, h = shape.vocab_size, hidden_size
-        sparse_count = shape.window + shape.message_slots + shape.gen_slots + 3 + shape.bag_chars + shape.bag_words
+        sparse_count = shape.window + 2 * shape.message_slots + shape.gen_slots + 3 + shape.bag_chars + shape.bag_words
         params: Params = {
             "W_in": rng.normal(0.0, 1.0 / np.sqrt(sparse_count), (shape.offsets["total"], h)),
             "U": rng.normal(0.0, numeric_scale, (shape.num_dense, h)),
@@ -247,8 +250,11 @@ class PolicyModel:
             "C": np.zeros((shape.max_count, v)),  # what attending a character that occurs k times in its word adds
         }
         # A recency prior, as in ALiBi: the pointer starts out favouring the prompt's last
-        # tokens, falling off linearly with distance; the message-start view starts below them.
-        distance = np.concatenate([np.arange(shape.window), np.full(shape.message_slots, shape.window / 2), [0.0]])
+        # tokens, falling off linearly with distance; the last message's start view starts below
+        # them, and a conversation's opening further below.
+        distance = np.concatenate(
+            [np.arange(shape.window), np.full(shape.message_slots, shape.window / 2), np.full(shape.message_slots, shape.window), [0.0]]
+        )
         params["P_pos"][:] = -recency_slope * distance
         params["B_step"][0, END] = -end_prior
         params["B_step"][1:, END] = end_prior
@@ -271,16 +277,26 @@ class PolicyModel:
         tail = tokens[-s.window :][::-1]
         window[: len(tail)] = tail
         start, stop = last_message_bounds(tokens)
-        content = tokens[start:stop]
-        message = np.full(s.message_slots, PAD, dtype=np.int64)
-        message[: min(len(content), s.message_slots)] = content[: s.message_slots]
+        first_start, first_stop = first_message_bounds(tokens)
+        if first_stop >= stop:  # one message so far: the last-message view already reads it
+            first_start = first_stop
         in_word = self._counts_in_word(tokens)
         counts = np.zeros(s.pointer_slots, dtype=np.int64)
         tail_counts = in_word[-s.window :][::-1]
         counts[: len(tail_counts)] = tail_counts
-        head_counts = in_word[start:stop][: s.message_slots]
-        counts[s.window : s.window + len(head_counts)] = head_counts
-        return PromptView(window, message, len(content), self._bag_rows(content), np.minimum(counts, s.max_count - 1))
+        at = s.window
+        heads = []
+        for begin, end in ((start, stop), (first_start, first_stop)):
+            head = np.full(s.message_slots, PAD, dtype=np.int64)
+            content = tokens[begin:end][: s.message_slots]
+            head[: len(content)] = content
+            heads.append(head)
+            head_counts = in_word[begin:end][: s.message_slots]
+            counts[at : at + len(head_counts)] = head_counts
+            at += s.message_slots
+        message, opening = heads
+        content = tokens[start:stop]
+        return PromptView(window, message, opening, len(content), self._bag_rows(content), np.minimum(counts, s.max_count - 1))
 
     def _counts_in_word(self, tokens: np.ndarray) -> np.ndarray:
         """For each token, how often it occurs in its word (a maximal run of letters and
@@ -369,19 +385,25 @@ class PolicyModel:
         v = s.vocab_size
         window = _stack([view.window for view in views], s.window)
         message = _stack([view.message for view in views], s.message_slots)
+        opening = _stack([view.opening for view in views], s.message_slots)
         bag = _stack([view.bag for view in views], s.bag_chars + s.bag_words)
         length = np.asarray([view.message_length for view in views], dtype=np.int64)
         prompt_rows = np.concatenate(
-            [window + o["window"] + np.arange(s.window) * v, message + o["message"] + np.arange(s.message_slots) * v, bag],
+            [
+                window + o["window"] + np.arange(s.window) * v,
+                message + o["message"] + np.arange(s.message_slots) * v,
+                opening + o["opening"] + np.arange(s.message_slots) * v,
+                bag,
+            ],
             axis=1,
         )
-        prompt_dense = self._digit_value[np.concatenate([window, message], axis=1)]
+        prompt_dense = self._digit_value[np.concatenate([window, message, opening], axis=1)]
         # The pointer's slots hold the prompt's characters (its role and end tokens are not
         # answers to copy) and, last, the end token: attending past the prompt ends the turn.
-        characters = np.concatenate([window, message], axis=1)
+        characters = np.concatenate([window, message, opening], axis=1)
         characters = np.where(characters >= self.tokenizer.first_char_id, characters, PAD)
         slots_p = np.concatenate([characters, np.full((len(views), 1), END, dtype=np.int64)], axis=1)
-        neighbours = _neighbours(window, message)  # (P, pointer_slots, offsets)
+        neighbours = _neighbours(window, [message, opening])  # (P, pointer_slots, offsets)
         follows = (self._images()[neighbours[prompt_of]] == prev[:, None, None]) & (prev >= 0)[:, None, None]
         follows &= neighbours[prompt_of] != PAD
         prev = np.where(prev >= 0, prev, window[prompt_of, 0])
@@ -562,6 +584,15 @@ class PolicyModel:
         return logp
 
 
+def first_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
+    """Where the conversation's first message lies in ``tokens``: after its role token, up to
+    its end token."""
+    if len(tokens) == 0 or tokens[0] not in _ROLE_IDS:
+        return 0, 0
+    ends = np.flatnonzero(tokens == END)
+    return 1, int(ends[0]) if ends.size else len(tokens)
+
+
 def last_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
     """Where the prompt's last message lies in ``tokens``: after the last role token before the
     final one (a generation prompt ends "role, content, end, assistant"), up to its end token."""
@@ -573,20 +604,25 @@ def last_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
     return start, stop
 
 
-def _neighbours(window: np.ndarray, message: np.ndarray) -> np.ndarray:
+def _neighbours(window: np.ndarray, heads: Sequence[np.ndarray]) -> np.ndarray:
     """(P, pointer_slots, offsets): for each slot, the prompt token ``k`` places before it in
     reading order, for each k of NEIGHBOUR_OFFSETS (PAD off either end, and for the last slot).
-    Window slot d reads after slot d + 1; message slot j after slot j - 1."""
+    Window slot d reads after slot d + 1; slot j of a message's head (``heads``, each read from
+    the message's start) after slot j - 1."""
     p, w = window.shape
-    m = message.shape[1]
-    out = np.full((p, w + m + 1, len(NEIGHBOUR_OFFSETS)), PAD, dtype=np.int64)
+    total = w + sum(head.shape[1] for head in heads) + 1
+    out = np.full((p, total, len(NEIGHBOUR_OFFSETS)), PAD, dtype=np.int64)
     for k_index, k in enumerate(NEIGHBOUR_OFFSETS):
         source = np.arange(w) + k
         inside = (source >= 0) & (source < w)
         out[:, :w, k_index][:, inside] = window[:, source[inside]]
-        source = np.arange(m) - k
-        inside = (source >= 0) & (source < m)
-        out[:, w : w + m, k_index][:, inside] = message[:, source[inside]]
+        at = w
+        for head in heads:
+            m = head.shape[1]
+            source = np.arange(m) - k
+            inside = (source >= 0) & (source < m)
+            out[:, at : at + m, k_index][:, inside] = head[:, source[inside]]
+            at += m
     return out
 
 
