@@ -66,7 +66,7 @@ def test_a_resumed_learner_holds_the_checkpoints_weights_and_optimiser_state(his
     learner = LocalLearner(trainer, tmp_path, resume_from=ResumePoint(run_id=parent, step=saved.step, checkpoint=final))
     for name, value in saved.model.params.items():
         np.testing.assert_array_equal(learner.learner.model.params[name], value)
-    assert learner.learner.optimizer.steps == PARENT_STEPS
+    assert learner.learner.optimizer.steps == PARENT_STEPS * trainer.passes_per_batch
     np.testing.assert_array_equal(learner.learner.optimizer.m["W2"], saved.optimizer_state["adam_m/W2"])
     assert learner.policy.step == PARENT_STEPS  # the policy endpoint reports the step it continues from
     fresh = LocalLearner(trainer, tmp_path)
@@ -107,7 +107,8 @@ def test_resume_continues_steps_metrics_and_optimiser(history_home, era: str, tm
             assert set(results["history"]["train/loss"]["steps"]) == set(range(PARENT_STEPS + 1, PARENT_STEPS + MORE_STEPS + 1))
             # Adam's step count went on from the parent's, so its moments were loaded, not reset.
             with np.load(results["final_checkpoint"]) as archive:
-                assert int(archive["adam_steps"]) == PARENT_STEPS + MORE_STEPS
+                passes = results["config"]["trainer"]["passes_per_batch"]
+                assert int(archive["adam_steps"]) == (PARENT_STEPS + MORE_STEPS) * passes
 
             # Resuming the resumed run trains as many steps as it did by default, from its own end.
             again = structured(await client.call_tool("rl_resume_training", {"run_id": child}))

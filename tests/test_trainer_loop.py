@@ -256,6 +256,17 @@ def test_checkpoint_round_trip(tmp_path: Path) -> None:
     assert record["step"] == 2 and record["kind"] == "periodic" and Path(record["path"]) == path.resolve()
 
 
+def test_a_checkpoint_of_another_model_layout_is_refused_with_the_reason(tmp_path: Path) -> None:
+    learner = train_a_few_steps(1, steps=1)
+    path = save_checkpoint(tmp_path, 1, learner.model, learner.optimizer, kind="periodic")
+    with np.load(path) as archive:
+        arrays = {k: archive[k] for k in archive.files}
+    arrays["param/P_pos"] = arrays["param/P_pos"][:, :-4]  # as saved by a model with fewer pointer slots
+    np.savez(path, **arrays)
+    with pytest.raises(ValueError, match=r"different local policy model: its P_pos is \(16, \d+\), this trainer's is"):
+        load_checkpoint(path)
+
+
 # -- the trainer process ---------------------------------------------------------------------
 
 

@@ -81,5 +81,15 @@ def load_checkpoint(path: Path) -> LoadedCheckpoint:
         shape = ModelShape(**meta["shape"])
     except TypeError as exc:
         raise ValueError(f"checkpoint {path} was saved by a different local policy model ({exc})") from exc
+    fields = {k: v for k, v in shape.to_dict().items() if k != "vocab_size"}
+    expected = PolicyModel.initialise(tokenizer, **fields).params
+    for name in sorted(expected.keys() | params.keys()):
+        if name not in params or name not in expected or params[name].shape != expected[name].shape:
+            found = params[name].shape if name in params else "nothing"
+            wanted = expected[name].shape if name in expected else "nothing"
+            raise ValueError(
+                f"checkpoint {path} was saved by a different local policy model: its {name} is {found}, "
+                f"this trainer's is {wanted}; start a new run rather than resuming this one"
+            )
     model = PolicyModel(params, shape, tokenizer)
     return LoadedCheckpoint(model=model, step=int(meta["step"]), meta=meta, optimizer_state=optimizer_state)
