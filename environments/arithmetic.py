@@ -1,7 +1,9 @@
 """Small arithmetic: "7-9" -> "-2".
 
 Items are the 200 problems ``a op b`` with a, b in 0..9 and op in {+, -}. A fixed 20% of them,
-the 40 with the smallest CRC-32, are held out for evaluation and never trained on.
+the 40 with the smallest CRC-32, are held out for evaluation and never trained on. CRC-32 is
+affine over GF(2), so those 40 are not a random sample: they are "+3", "+7", "-2" and "-6" with
+every first digit, and no training problem ends in any of them.
 
 Answers are constrained (``guided_choice``) to the integers of at most two digits, so every
 completion is a number and the policy learns arithmetic, not the answer format. A completion
