@@ -224,6 +224,33 @@ def test_a_conversation_is_read_from_its_opening_message_beyond_the_window() -> 
     assert first[p] > 0 and first[k] == 0 and second[k] > 0 and second[p] == 0
 
 
+def test_a_copy_continues_the_word_it_started_when_letters_recur() -> None:
+    from hermes_rl_mcp.trainer.model import GAINS, NEIGHBOUR_OFFSETS
+
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "fig or horse?"}])
+    feats = model.features([prompt], [TOK.encode("ho")])
+    window = feats.slots[0, : model.shape.window]
+    in_horse, in_or = np.flatnonzero(window == TOK.encode("r")[0])  # slots count back from the end
+    before = model.forward(feats).attention[0]
+    assert before[in_horse] < 3 * before[in_or]  # 'r' follows an 'o' twice: in "or" and in "horse"
+    model.params["P_rel"][len(NEIGHBOUR_OFFSETS)] = 4.0 / GAINS["P_rel"]  # trust the pair "ho"
+    after = model.forward(feats).attention[0]
+    assert after[in_horse] > 20 * after[in_or]
+
+
+def test_the_inputs_say_which_characters_of_the_prompt_recur() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+
+    def inputs(letter: str) -> np.ndarray:
+        prompt = TOK.generation_prompt([{"role": "user", "content": f"Does plome hold {letter}?"}])
+        return model.features([prompt], [[]]).prompt_dense[0]
+
+    has, lacks = inputs("m"), inputs("k")
+    differ = np.flatnonzero(has != lacks)
+    assert differ.size == 1 and has[differ[0]] == 1.0  # the one pair: "m" and the "m" of plome
+
+
 def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own_logprobs() -> None:
     from hermes_rl_mcp.trainer.exploration import explore_prompt_words, prompt_words
 

@@ -10,15 +10,19 @@ views of its context, each a bias that helps short text tasks in general:
   first message too (what it was opened with, often the task), however far back it lies;
 * **numbers as values**: every digit in those slots also enters as its value along a direction
   learned per slot, so comparing or combining digits is linear;
+* **repeats**: for every pair of window slots, whether they hold the same character, so "is
+  this letter in that word" or "the same word again" is a sum of inputs, not a search;
 * **characters and words as a bag**: for each distinct character of the last message, a row for
   (character, how often it occurs), and for each word a hashed row, wherever they are;
 * **the turn so far**: the tokens generated so far by position, the previous token, the step,
   and the last message's length minus the step (answers whose length follows the input's);
 * **a pointer over the prompt**: attention over the character slots of those views (and an
-  end slot) by position (per step), by content (a learned key per token), by coverage
-  (whether the slot's token was already emitted this turn) and by neighbourhood (whether the
-  slot follows, or precedes, a prompt occurrence of the token just emitted, so copying a span
-  forwards or backwards is one weight). The attended mass goes through a learned copy map (the
+  end slot) by position (per step), by content (a learned key per token), by what the hidden
+  layer asks for (a query over positions and over tokens, so which word to copy can depend on
+  the whole prompt), by coverage (whether the slot's token was already emitted this turn) and by
+  neighbourhood (whether the slot follows, or precedes, a prompt occurrence of the token just
+  emitted, or of the last two, so copying a span forwards or backwards is one weight and a
+  letter shared by two words does not switch words mid-copy). The attended mass goes through a learned copy map (the
   identity at first; ``M`` per token pair and ``R`` per code distance, shared by every
   character) and each token's probability is multiplied by a power of the mass it receives
   (plus a floor). So "emit the k-th character", "emit the largest digit", "emit the next unused
@@ -58,12 +62,16 @@ Params = dict[str, np.ndarray]
 COPY_FLOOR = 0.003
 GAINS = {
     "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_gain": 10.0,
-    "M": 10.0, "R": 60.0, "C": 10.0,
+    "M": 10.0, "R": 60.0, "C": 10.0, "Q_pos": 1.0, "Q_key": 1.0,
 }
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
 # prompt occurrence of the previously emitted token (1: its successor, -1: its predecessor, 0: the
 # same token again). Copying a span forwards or backwards is then one weight, not one per step.
 NEIGHBOUR_OFFSETS = (-2, -1, 0, 1, 2)
+# Two more scores match the last two emitted tokens, not just the last: the slot continues, in
+# reading order (forwards, then backwards), a prompt occurrence of that pair. When a letter
+# occurs in several of the prompt's words, the pair tells the word being copied from the others.
+PAIR_FEATURES = 2
 # The copy map starts as the identity: a token's own entry leads the others by this many nats
 # (at 8, about 3% of a copy leaks over the other tokens). R's larger gain lets one shared code
 # distance overtake that lead in about a hundred steps.
@@ -91,8 +99,13 @@ class ModelShape:
         return self.window + 2 * self.message_slots + 1
 
     @property
+    def window_pairs(self) -> int:
+        """Pairs of window slots compared for equal characters."""
+        return self.window * (self.window - 1) // 2
+
+    @property
     def num_dense(self) -> int:
-        return self.window + 2 * self.message_slots + self.gen_slots
+        return self.window + 2 * self.message_slots + self.window_pairs + self.gen_slots
 
     @property
     def offsets(self) -> dict[str, int]:
@@ -151,7 +164,7 @@ class Features:
     slots: np.ndarray  # (N, pointer_slots) int: token of each pointer slot (PAD for none)
     used: np.ndarray  # (N, pointer_slots) float: 1 where the slot's token was emitted this turn
     counts: np.ndarray  # (N, pointer_slots) int: occurrences of the slot's character in its word
-    follows: np.ndarray  # (N, pointer_slots, offsets) float: 1 where the slot is k after the previous token
+    follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
 
     def __len__(self) -> int:
         return int(self.step.shape[0])
@@ -235,7 +248,7 @@ class PolicyModel:
         sparse_count = shape.window + 2 * shape.message_slots + shape.gen_slots + 3 + shape.bag_chars + shape.bag_words
         params: Params = {
             "W_in": rng.normal(0.0, 1.0 / np.sqrt(sparse_count), (shape.offsets["total"], h)),
-            "U": rng.normal(0.0, numeric_scale, (shape.num_dense, h)),
+            "U": rng.normal(0.0, numeric_scale, (shape.num_dense - shape.window_pairs, h)),
             "b1": np.zeros(h),
             "W2": rng.normal(0.0, 0.1 / np.sqrt(h), (h, v)),
             "b2": np.zeros(v),
@@ -244,10 +257,13 @@ class PolicyModel:
             "P_key": np.zeros(v),
             "P_used": np.zeros(1),
             "P_gain": np.full(shape.max_steps, copy_prior),
-            "P_rel": np.zeros(len(NEIGHBOUR_OFFSETS)),
+            "P_rel": np.zeros(len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES),
             "M": np.zeros((v, v)),  # what an attended token adds to other tokens' logits
             "R": np.zeros(2 * v - 1),  # the same by code distance: shared by every character
             "C": np.zeros((shape.max_count, v)),  # what attending a character that occurs k times in its word adds
+            # The pointer's query from the hidden layer (zero at first: it starts as without):
+            "Q_pos": np.zeros((h, shape.pointer_slots)),  # which slots to read, by what was read
+            "Q_key": np.zeros((h, v)),  # which characters to look for, by what was read
         }
         # A recency prior, as in ALiBi: the pointer starts out favouring the prompt's last
         # tokens, falling off linearly with distance; the last message's start view starts below
@@ -259,6 +275,8 @@ class PolicyModel:
         params["B_step"][0, END] = -end_prior
         params["B_step"][1:, END] = end_prior
         params["W_in"][shape.offsets["absent"]] = 0.0
+        digits = shape.window + 2 * shape.message_slots  # the pair inputs start at zero, after the digits
+        params["U"] = np.concatenate([params["U"][:digits], np.zeros((shape.window_pairs, h)), params["U"][digits:]])
         params["P_rel"][NEIGHBOUR_OFFSETS.index(1)] = span_prior
         for key, gain in GAINS.items():
             params[key] = params[key] / gain
@@ -340,7 +358,7 @@ class PolicyModel:
         prompt_of = np.empty(n, dtype=np.int64)
         gen = np.full((n, s.gen_slots), PAD, dtype=np.int64)
         step = np.zeros(n, dtype=np.int64)
-        prev = np.full(n, -1, dtype=np.int64)
+        prev = np.full((n, 2), -1, dtype=np.int64)
         emitted = np.zeros((n, v), dtype=bool)
         for i, (prompt, done) in enumerate(zip(prompts, generated)):
             key = tuple(prompt)
@@ -353,7 +371,7 @@ class PolicyModel:
             gen[i, : len(head)] = head
             step[i] = len(done)
             if len(done):
-                prev[i] = done[-1]
+                prev[i, -min(len(done), 2) :] = done[-2:]
                 emitted[i, done] = True
         return self._assemble(views, prompt_of, gen, step, prev, emitted)
 
@@ -364,7 +382,9 @@ class PolicyModel:
         n, t = generated.shape
         gen = np.full((n, s.gen_slots), PAD, dtype=np.int64)
         gen[:, : min(t, s.gen_slots)] = generated[:, : s.gen_slots]
-        prev = generated[:, -1].astype(np.int64) if t else np.full(n, -1, dtype=np.int64)
+        prev = np.full((n, 2), -1, dtype=np.int64)
+        if t:
+            prev[:, -min(t, 2) :] = generated[:, -2:]
         emitted = np.zeros((n, s.vocab_size), dtype=bool)
         np.put_along_axis(emitted, generated.astype(np.int64), True, axis=1)
         prompt_of = np.zeros(n, dtype=np.int64)
@@ -379,8 +399,9 @@ class PolicyModel:
         prev: np.ndarray,
         emitted: np.ndarray,
     ) -> Features:
-        """Features from the prompts' views and each position's turn so far (``prev`` -1 at the
-        first step: the prompt's last token is the previous one)."""
+        """Features from the prompts' views and each position's turn so far (``prev`` (N, 2): the
+        last two tokens emitted, -1 before the first; at the first step the prompt's last token
+        is the previous one)."""
         s, o = self.shape, self._offsets
         v = s.vocab_size
         window = _stack([view.window for view in views], s.window)
@@ -397,16 +418,27 @@ class PolicyModel:
             ],
             axis=1,
         )
-        prompt_dense = self._digit_value[np.concatenate([window, message, opening], axis=1)]
+        prompt_dense = np.concatenate(
+            [self._digit_value[np.concatenate([window, message, opening], axis=1)], self._equal_pairs(window)], axis=1
+        )
         # The pointer's slots hold the prompt's characters (its role and end tokens are not
         # answers to copy) and, last, the end token: attending past the prompt ends the turn.
         characters = np.concatenate([window, message, opening], axis=1)
         characters = np.where(characters >= self.tokenizer.first_char_id, characters, PAD)
         slots_p = np.concatenate([characters, np.full((len(views), 1), END, dtype=np.int64)], axis=1)
         neighbours = _neighbours(window, [message, opening])  # (P, pointer_slots, offsets)
-        follows = (self._images()[neighbours[prompt_of]] == prev[:, None, None]) & (prev >= 0)[:, None, None]
-        follows &= neighbours[prompt_of] != PAD
-        prev = np.where(prev >= 0, prev, window[prompt_of, 0])
+        around = neighbours[prompt_of]
+        images = self._images()[around]
+        valid = around != PAD
+        last, before = prev[:, 1], prev[:, 0]
+        follows = (images == last[:, None, None]) & (last >= 0)[:, None, None] & valid
+        pairs = []
+        for one, two in ((1, 2), (-1, -2)):
+            k1, k2 = NEIGHBOUR_OFFSETS.index(one), NEIGHBOUR_OFFSETS.index(two)
+            second = (images[:, :, k2] == before[:, None]) & (before >= 0)[:, None] & valid[:, :, k2]
+            pairs.append(follows[:, :, k1] & second)
+        follows = np.concatenate([follows, np.stack(pairs, axis=2)], axis=2)
+        prev = np.where(last >= 0, last, window[prompt_of, 0])
         capped = np.minimum(step, s.max_steps - 1)
         remaining = np.clip(length[prompt_of] - step + 8, 0, s.length_range - 1)
         position_rows = np.concatenate(
@@ -445,7 +477,7 @@ class PolicyModel:
         per_prompt = p["W_in"][feats.prompt_rows].sum(axis=1) + feats.prompt_dense @ p["U"][:split]
         pre = per_prompt[feats.prompt_of] + p["W_in"][feats.position_rows].sum(axis=1) + feats.position_dense @ p["U"][split:] + p["b1"]
         hidden = np.maximum(pre, 0.0)
-        attention = self._attention(feats)
+        attention = self._attention(feats, hidden)
         attended = self._per_token(attention, feats.slots)
         copy_map = self._copy_map()
         copied = attended @ copy_map
@@ -469,6 +501,13 @@ class PolicyModel:
             feats, pre, hidden, attention, by_count, attended, copy_map, copied, gate, pointer_gain, probs, log_probs, temperature
         )
 
+    def _equal_pairs(self, window: np.ndarray) -> np.ndarray:
+        """(P, window_pairs): 1 where two window slots hold the same character: which parts of
+        the prompt's end repeat one another (a letter asked about and its occurrences)."""
+        first, second = np.triu_indices(self.shape.window, k=1)
+        left, right = window[:, first], window[:, second]
+        return ((left == right) & (left >= self.tokenizer.first_char_id)).astype(self.dtype)
+
     def _images(self) -> np.ndarray:
         """(V,): the token each token's attention now favours emitting: itself, unless the copy
         map has learned to prefer another (the largest entry of its row). The neighbour scores
@@ -490,13 +529,16 @@ class PolicyModel:
         weights = np.exp(logits)
         return weights / weights.sum(axis=1, keepdims=True)
 
-    def _attention(self, feats: Features) -> np.ndarray:
-        """Pointer weights over the slots: position (per step) + token key + coverage; empty
-        slots get none, the end slot (last) is scored by position alone."""
+    def _attention(self, feats: Features, hidden: np.ndarray) -> np.ndarray:
+        """Pointer weights over the slots: position (per step, and as the hidden layer asks) +
+        token key (fixed, and as the hidden layer asks) + coverage + neighbourhood; empty slots
+        get none, the end slot (last) is scored by position alone."""
         p = self.params
         scores = GAINS["P_pos"] * p["P_pos"][feats.step] + GAINS["P_used"] * p["P_used"][0] * feats.used
         scores += feats.follows @ (GAINS["P_rel"] * p["P_rel"])
-        scores[:, :-1] += GAINS["P_key"] * p["P_key"][feats.slots[:, :-1]]
+        scores += hidden @ (GAINS["Q_pos"] * p["Q_pos"])
+        wanted = GAINS["P_key"] * p["P_key"] + hidden @ (GAINS["Q_key"] * p["Q_key"])  # (N, V)
+        scores[:, :-1] += np.take_along_axis(wanted, feats.slots[:, :-1], axis=1)
         scores[:, :-1][feats.slots[:, :-1] == PAD] = -np.inf
         scores -= scores.max(axis=1, keepdims=True)
         weights = np.exp(scores)
@@ -559,8 +601,12 @@ class PolicyModel:
         grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores, p["P_pos"].shape)
         grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
         grads["P_rel"] = GAINS["P_rel"] * np.einsum("ns,nsk->k", dscores, feats.follows)
-        grads["P_key"] = GAINS["P_key"] * _rows_sum(feats.slots[:, :-1].ravel(), dscores[:, :-1].ravel(), p["P_key"].shape)
+        dwanted = self._per_token(dscores[:, :-1], feats.slots[:, :-1])  # (N, V)
+        grads["P_key"] = GAINS["P_key"] * dwanted.sum(axis=0)
+        grads["Q_key"] = GAINS["Q_key"] * (cache.hidden.T @ dwanted)
+        grads["Q_pos"] = GAINS["Q_pos"] * (cache.hidden.T @ dscores)
         dhidden = dlogits @ p["W2"].T
+        dhidden += dscores @ (GAINS["Q_pos"] * p["Q_pos"]).T + dwanted @ (GAINS["Q_key"] * p["Q_key"]).T
         dpre = dhidden * (cache.pre > 0)
         grads["b1"] = dpre.sum(axis=0)
         # positions after the same prompt share its rows: sum their gradients first
