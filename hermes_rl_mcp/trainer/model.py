@@ -262,7 +262,7 @@ class PolicyModel:
             "R": np.zeros(2 * v - 1),  # the same by code distance: shared by every character
             "C": np.zeros((shape.max_count, v)),  # what attending a character that occurs k times in its word adds
             # The pointer's query from the hidden layer (zero at first: it starts as without):
-            "Q_pos": np.zeros((h, shape.pointer_slots)),  # which slots to read, by what was read
+            "Q_pos": np.zeros((h, shape.pointer_slots - 1)),  # which slots to read, by what was read
             "Q_key": np.zeros((h, v)),  # which characters to look for, by what was read
         }
         # A recency prior, as in ALiBi: the pointer starts out favouring the prompt's last
@@ -532,11 +532,12 @@ class PolicyModel:
     def _attention(self, feats: Features, hidden: np.ndarray) -> np.ndarray:
         """Pointer weights over the slots: position (per step, and as the hidden layer asks) +
         token key (fixed, and as the hidden layer asks) + coverage + neighbourhood; empty slots
-        get none, the end slot (last) is scored by position alone."""
+        get none, the end slot (last) is scored by position alone (when to end stays the
+        step's and the output's decision: a query on it let runs settle on ending early)."""
         p = self.params
         scores = GAINS["P_pos"] * p["P_pos"][feats.step] + GAINS["P_used"] * p["P_used"][0] * feats.used
         scores += feats.follows @ (GAINS["P_rel"] * p["P_rel"])
-        scores += hidden @ (GAINS["Q_pos"] * p["Q_pos"])
+        scores[:, :-1] += hidden @ (GAINS["Q_pos"] * p["Q_pos"])
         wanted = GAINS["P_key"] * p["P_key"] + hidden @ (GAINS["Q_key"] * p["Q_key"])  # (N, V)
         scores[:, :-1] += np.take_along_axis(wanted, feats.slots[:, :-1], axis=1)
         scores[:, :-1][feats.slots[:, :-1] == PAD] = -np.inf
@@ -604,9 +605,9 @@ class PolicyModel:
         dwanted = self._per_token(dscores[:, :-1], feats.slots[:, :-1])  # (N, V)
         grads["P_key"] = GAINS["P_key"] * dwanted.sum(axis=0)
         grads["Q_key"] = GAINS["Q_key"] * (cache.hidden.T @ dwanted)
-        grads["Q_pos"] = GAINS["Q_pos"] * (cache.hidden.T @ dscores)
+        grads["Q_pos"] = GAINS["Q_pos"] * (cache.hidden.T @ dscores[:, :-1])
         dhidden = dlogits @ p["W2"].T
-        dhidden += dscores @ (GAINS["Q_pos"] * p["Q_pos"]).T + dwanted @ (GAINS["Q_key"] * p["Q_key"]).T
+        dhidden += dscores[:, :-1] @ (GAINS["Q_pos"] * p["Q_pos"]).T + dwanted @ (GAINS["Q_key"] * p["Q_key"]).T
         dpre = dhidden * (cache.pre > 0)
         grads["b1"] = dpre.sum(axis=0)
         # positions after the same prompt share its rows: sum their gradients first
