@@ -22,10 +22,10 @@ views of its context, each a bias that helps short text tasks in general:
   the whole prompt), by coverage (whether the slot's token was already emitted this turn) and by
   neighbourhood (whether the slot follows, or precedes, a prompt occurrence of the token just
   emitted, or of the last two, so copying a span forwards or backwards is one weight and a
-  letter shared by two words does not switch words mid-copy). The attended mass goes through a learned copy map (the
-  identity at first; ``M`` per token pair and ``R`` per code distance, shared by every
-  character) and each token's probability is multiplied by a power of the mass it receives
-  (plus a floor). So "emit the k-th character", "emit the largest digit", "emit the next unused
+  letter shared by two words does not switch words mid-copy). The attended mass goes through
+  a learned copy map (the identity at first; ``M`` per token pair and ``R`` per code distance,
+  shared by every character) and each token's probability is multiplied by a power of the
+  mass it receives (plus a floor). So "emit the k-th character", "emit the largest digit", "emit the next unused
   letter", "continue the word" or "emit each letter transformed" is a few weights to learn.
 * **counts through the pointer**: each slot also carries how often its character occurs in
   its word, and the attention summed per count adds a learned row of ``C`` to the logits, so
@@ -62,7 +62,9 @@ Params = dict[str, np.ndarray]
 COPY_FLOOR = 0.003
 GAINS = {
     "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_gain": 10.0,
-    "M": 10.0, "R": 60.0, "C": 10.0, "Q_pos": 1.0, "Q_key": 1.0,
+    "M": 10.0, "R": 60.0, "C": 10.0,
+    # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
+    "Q_pos": 1.0, "Q_key": 1.0,
 }
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
 # prompt occurrence of the previously emitted token (1: its successor, -1: its predecessor, 0: the
