@@ -25,8 +25,9 @@ views of its context, each a bias that helps short text tasks in general:
   letter shared by two words does not switch words mid-copy). The attended mass goes through
   a learned copy map (the identity at first; ``M`` per token pair and ``R`` per code distance,
   shared by every character) and each token's probability is multiplied by a power of the
-  mass it receives (plus a floor). So "emit the k-th character", "emit the largest digit", "emit the next unused
-  letter", "continue the word" or "emit each letter transformed" is a few weights to learn.
+  mass it receives (plus a floor). So "emit the k-th character", "emit the largest digit",
+  "emit the next unused letter", "continue the word" or "emit each letter transformed" is a few
+  weights to learn.
 * **counts through the pointer**: each slot also carries how often its character occurs in
   its word, and the attention summed per count adds a learned row of ``C`` to the logits, so
   "how many of this letter" is the pointer finding the letter plus a map from counts to tokens.
@@ -145,6 +146,7 @@ class PromptView:
     message: np.ndarray  # (message_slots,) the last message's first characters
     opening: np.ndarray  # (message_slots,) the conversation's first message's (PAD: it is the last)
     message_length: int
+    repeats: np.ndarray  # (window_pairs,) float: 1 where two window slots hold the same character
     bag: np.ndarray  # (bag_chars + bag_words,) rows of the character and word bags
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
 
@@ -159,7 +161,7 @@ class Features:
 
     prompt_of: np.ndarray  # (N,) int: the prompt each position follows
     prompt_rows: np.ndarray  # (P, rows) int: input-table rows of the prompt's views, summed
-    prompt_dense: np.ndarray  # (P, window + 2 * message_slots) float: digit values of its slots
+    prompt_dense: np.ndarray  # (P, window + 2 * message_slots + window_pairs) float: digit values of its slots, its repeats
     position_rows: np.ndarray  # (N, rows) int: input-table rows of the turn so far
     position_dense: np.ndarray  # (N, gen_slots) float: digit values of the generated slots
     step: np.ndarray  # (N,) int: generation step, capped at max_steps - 1
@@ -214,6 +216,7 @@ class PolicyModel:
         codes = np.arange(v)
         self._offset_index = codes[None, :] - codes[:, None] + v - 1
         self._offset_valid = (codes[:, None] >= first) & (codes[None, :] >= first)
+        self._window_pairs = np.triu_indices(shape.window, k=1)  # the slot pairs of ``repeats``
 
     @property
     def dtype(self) -> np.dtype:
@@ -316,7 +319,16 @@ class PolicyModel:
             at += s.message_slots
         message, opening = heads
         content = tokens[start:stop]
-        return PromptView(window, message, opening, len(content), self._bag_rows(content), np.minimum(counts, s.max_count - 1))
+        return PromptView(
+            window, message, opening, len(content), self._repeats(window), self._bag_rows(content), np.minimum(counts, s.max_count - 1)
+        )
+
+    def _repeats(self, window: np.ndarray) -> np.ndarray:
+        """(window_pairs,): 1 where two window slots hold the same character: which parts of the
+        prompt's end repeat one another (a letter asked about and its occurrences)."""
+        first, second = self._window_pairs
+        left, right = window[first], window[second]
+        return ((left == right) & (left >= self.tokenizer.first_char_id)).astype(self.dtype)
 
     def _counts_in_word(self, tokens: np.ndarray) -> np.ndarray:
         """For each token, how often it occurs in its word (a maximal run of letters and
@@ -420,9 +432,8 @@ class PolicyModel:
             ],
             axis=1,
         )
-        prompt_dense = np.concatenate(
-            [self._digit_value[np.concatenate([window, message, opening], axis=1)], self._equal_pairs(window)], axis=1
-        )
+        repeats = np.stack([view.repeats for view in views]) if views else np.zeros((0, s.window_pairs), dtype=self.dtype)
+        prompt_dense = np.concatenate([self._digit_value[np.concatenate([window, message, opening], axis=1)], repeats], axis=1)
         # The pointer's slots hold the prompt's characters (its role and end tokens are not
         # answers to copy) and, last, the end token: attending past the prompt ends the turn.
         characters = np.concatenate([window, message, opening], axis=1)
@@ -502,13 +513,6 @@ class PolicyModel:
         return ForwardCache(
             feats, pre, hidden, attention, by_count, attended, copy_map, copied, gate, pointer_gain, probs, log_probs, temperature
         )
-
-    def _equal_pairs(self, window: np.ndarray) -> np.ndarray:
-        """(P, window_pairs): 1 where two window slots hold the same character: which parts of
-        the prompt's end repeat one another (a letter asked about and its occurrences)."""
-        first, second = np.triu_indices(self.shape.window, k=1)
-        left, right = window[:, first], window[:, second]
-        return ((left == right) & (left >= self.tokenizer.first_char_id)).astype(self.dtype)
 
     def _images(self) -> np.ndarray:
         """(V,): the token each token's attention now favours emitting: itself, unless the copy
