@@ -252,7 +252,7 @@ def test_the_inputs_say_which_characters_of_the_prompt_recur() -> None:
 
 
 def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own_logprobs() -> None:
-    from hermes_rl_mcp.trainer.exploration import explore_prompt_words, prompt_words
+    from hermes_rl_mcp.trainer.exploration import explore, prompt_words
 
     model = small_model(np.float32)
     prompt = TOK.generation_prompt([{"role": "user", "content": "Is 47 even or odd? Say it."}])
@@ -260,7 +260,7 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     assert words == ["Is", "47", "or", "odd", "Say", "it"]  # "even" and its end token need 5
     rng = np.random.default_rng(0)
     sampled = generate(model, prompt, n=8, max_tokens=5, temperature=1.0, rng=rng)
-    explored = explore_prompt_words(
+    explored = explore(
         model, prompt, sampled, share=1.0, max_tokens=5, temperature=0.7, constraint=None, rng=rng
     )
     assert len(explored) == 8
@@ -271,7 +271,7 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
         np.testing.assert_allclose(sample.logprobs, own, atol=1e-4)
     # a constraint keeps exploration to the allowed strings, under the same masks as sampling
     constraint = ChoiceConstraint(["even", "odd", "neither"], TOK)
-    allowed = explore_prompt_words(
+    allowed = explore(
         model, prompt, sampled, share=1.0, max_tokens=8, temperature=1.0, constraint=constraint, rng=rng
     )
     assert {TOK.decode(s.token_ids) for s in allowed} <= {"even", "odd"}
@@ -290,5 +290,67 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     assert words == ["Remember", "plum", "Say", "OK", "Which", "fruit"]
     # greedy decoding (evaluation) and a zero share never explore
     greedy = generate(model, prompt, n=2, max_tokens=5, temperature=0.0, rng=rng)
-    assert explore_prompt_words(model, prompt, greedy, share=1.0, max_tokens=5, temperature=0.0, constraint=None, rng=rng) == greedy
-    assert explore_prompt_words(model, prompt, sampled, share=0.0, max_tokens=5, temperature=1.0, constraint=None, rng=rng) == sampled
+    assert explore(model, prompt, greedy, share=1.0, max_tokens=5, temperature=0.0, constraint=None, rng=rng) == greedy
+    assert explore(model, prompt, sampled, share=0.0, max_tokens=5, temperature=1.0, constraint=None, rng=rng) == sampled
+
+
+def test_answers_that_scored_above_their_group_are_kept_for_other_prompts() -> None:
+    from hermes_rl_mcp.sdk.env_types import PROMPT_MASK
+    from hermes_rl_mcp.trainer.exploration import RewardedAnswers
+    from hermes_rl_mcp.trainer.grpo import flatten_groups
+
+    def group(question: str, answers: list[str], scores: list[float]) -> dict:
+        prompt = TOK.generation_prompt([{"role": "user", "content": question}])
+        replies = [[*TOK.encode(a), END] for a in answers]
+        return {
+            "tokens": [prompt + r for r in replies],
+            "masks": [[PROMPT_MASK] * len(prompt) + r for r in replies],
+            "scores": scores,
+        }
+
+    rewarded = RewardedAnswers(capacity=3)
+    rewarded.add_from(flatten_groups([
+        group("How many a's in aab?", ["2", "b", "1", "2"], [1.0, 0.0, 0.0, 1.0]),
+        group("How many a's in bbb?", ["0", "3"], [0.0, 0.0]),  # all alike: nothing scored above the group
+    ]))
+    assert [TOK.decode(a) for a in rewarded.fitting(8, None)] == ["2"]
+    rewarded.add_from(flatten_groups([group("How many a's in aba?", ["7", "b", "3"], [0.2, 0.1, 0.0])]))
+    assert [TOK.decode(a) for a in rewarded.fitting(8, None)] == ["2", "7"]  # above the mean, not only the best
+    for answer in ("4", "5"):
+        rewarded.add([*TOK.encode(answer), END])
+    assert [TOK.decode(a) for a in rewarded.fitting(8, None)] == ["7", "4", "5"]  # the oldest falls out
+    assert rewarded.fitting(1, None) == []  # an answer and its end token need 2 tokens
+    assert [TOK.decode(a) for a in rewarded.fitting(8, ChoiceConstraint(["4", "40"], TOK))] == ["4"]
+
+
+def test_exploration_offers_a_prompt_answers_that_scored_on_other_prompts() -> None:
+    from hermes_rl_mcp.trainer.exploration import ExploredTurns, RewardedAnswers, explore
+
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "How many a's in abab?"}])
+    rewarded = RewardedAnswers()
+    for answer in ("2", "3", "many"):
+        rewarded.add([*TOK.encode(answer), END])
+    rng = np.random.default_rng(0)
+    sampled = generate(model, prompt, n=16, max_tokens=3, temperature=1.0, rng=rng)
+    record = ExploredTurns()
+    explored = explore(
+        model, prompt, sampled, share=0.0, max_tokens=3, temperature=1.0, constraint=None, rng=rng,
+        record=record, rewarded=rewarded, rewarded_share=1.0,
+    )
+    assert {TOK.decode(s.token_ids) for s in explored} == {"2", "3"}  # "many" does not fit 3 tokens
+    for sample in explored:
+        np.testing.assert_allclose(sample.logprobs, model.completion_logprobs(prompt, sample.token_ids), atol=1e-4)
+        assert record.holds(prompt, sample.token_ids)  # so a low score does not push it down
+    # the two kinds split the samples: prompt words first, then answers from elsewhere
+    mixed = explore(
+        model, prompt, sampled, share=0.5, max_tokens=3, temperature=1.0, constraint=None,
+        rng=np.random.default_rng(1), rewarded=rewarded, rewarded_share=0.5,
+    )
+    texts = [TOK.decode(s.token_ids) for s in mixed]
+    assert set(texts) <= {"2", "3", "a", "s", "in"} and {"2", "3"} & set(texts) and {"a", "s", "in"} & set(texts)
+    # nothing to offer yet, or greedy decoding: the samples stand
+    assert explore(
+        model, prompt, sampled, share=0.0, max_tokens=3, temperature=1.0, constraint=None, rng=rng,
+        rewarded=RewardedAnswers(), rewarded_share=1.0,
+    ) == sampled

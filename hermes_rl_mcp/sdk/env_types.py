@@ -39,7 +39,7 @@ class BaseEnvConfig(BaseModel):
     ensure_scores_are_not_same: bool = Field(True, description="Drop groups whose scores are all equal.")
     data_path_to_save_groups: str | None = Field(None, description="JSONL file to write scored groups to.")
     min_items_sent_before_logging: int = Field(2, ge=0, le=1_000_000, description="Items sent before metrics are logged.")
-    include_messages: bool = Field(False, description="Send the chat messages with each scored group.")
+    include_messages: bool = Field(False, description="Send chat messages with scored groups.")
     min_batch_allocation: float | None = Field(None, ge=0, le=1, description="Minimum share of every batch for this env.")
     worker_timeout: float = Field(600, gt=0, le=86_400, description="Seconds before a stuck worker is abandoned.")
     seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of item generation and sampling.")
@@ -55,7 +55,7 @@ class APIServerConfig(BaseModel):
     api_key: str | None = None
     timeout: float = Field(120, gt=0, le=3600, description="Seconds a completion request may take.")
     num_max_requests_at_once: int = Field(512, ge=1, le=65536, description="Requests in flight at once.")
-    num_requests_for_eval: int = Field(64, ge=1, le=65536, description="Requests in flight at once during evaluation.")
+    num_requests_for_eval: int = Field(64, ge=1, le=65536, description="Requests in flight during evaluation.")
     server_type: str = "openai"
 
 

@@ -1,22 +1,29 @@
-"""Prompt-word exploration: some training samples are a word of the prompt, whole.
+"""Exploration: some training samples are replaced by an answer the policy would rarely sample.
 
-A policy trained from scratch finds a multi-character answer only by sampling it, and once it
-has settled on one answer for every prompt, a rival answer can sit tens of nats below it and
-is never sampled again: the groups where the rival was right then all score alike and teach
-nothing. Many short text tasks answer with a word the prompt already holds (a label it offers,
-a name or number it mentions), so while a run trains, each sample is, with a small probability,
-replaced by one word of the prompt's last message (or of the conversation's first, which often
-states the task) followed by the end token. Nothing here knows a task: every word of those
-messages is as likely as any other.
+A policy trained from scratch finds an answer only by sampling it, and once it has settled on
+one answer for every prompt, a rival answer can sit tens of nats below it and is never sampled
+again: the groups where the rival was right then all score alike and teach nothing. So while a
+run trains, each sample is, with a small probability, replaced by one of two kinds of answer,
+followed by the end token:
 
-The replaced sample carries its logprobs under the current policy (as if the policy had sampled
-it), so the trainer's importance ratio starts at 1. Such a sample is evidence for an answer
-when it scores above its group, and is trained on like any other; below its group it is no
-evidence against anything the policy does (the policy did not choose it), and pushing it down
-would also push the policy away from the prompt's words it must learn to transform or reorder.
-So the sampler records the turns it explored (``ExploredTurns``) and the learner gives them no
-gradient from a negative advantage. Greedy requests, and the requests an environment makes while
-it evaluates (``PURPOSE_HEADER``), are never explored.
+* **a word of the prompt**: many short text tasks answer with a word the prompt already holds
+  (a label it offers, a name or number it mentions). The word comes from the prompt's last
+  message (or the conversation's first, which often states the task), every word as likely as
+  any other;
+* **an answer that scored on another prompt**: many tasks answer from a small set (labels,
+  counts, small numbers) that the prompt need not hold. An answer that scored above its group
+  once is offered to other prompts, so an answer the policy has stopped sampling for some
+  prompts is tried on them again (``RewardedAnswers``: the learner fills it, the sampler reads
+  it).
+
+Nothing here knows a task. The replaced sample carries its logprobs under the current policy
+(as if the policy had sampled it), so the trainer's importance ratio starts at 1. Such a sample
+is evidence for an answer when it scores above its group, and is trained on like any other;
+below its group it is no evidence against anything the policy does (the policy did not choose
+it), and pushing it down would also push the policy away from the prompt's words it must learn
+to transform or reorder. So the sampler records the turns it explored (``ExploredTurns``) and
+the learner gives them no gradient from a negative advantage. Greedy requests, and the requests
+an environment makes while it evaluates (``PURPOSE_HEADER``), are never explored.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
+from hermes_rl_mcp.trainer.grpo import TokenBatch
 from hermes_rl_mcp.trainer.model import Generation, PolicyModel, first_message_bounds, last_message_bounds
 from hermes_rl_mcp.trainer.tokenizer import END
 
@@ -61,6 +69,38 @@ class ExploredTurns:
 
     def __len__(self) -> int:
         return len(self._turns)
+
+
+class RewardedAnswers:
+    """The most recent distinct answers (an assistant turn's tokens) that scored above their
+    group, whatever their prompt. The learner of a local run adds them, the sampler offers them
+    to other prompts."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.capacity = capacity
+        self._answers: OrderedDict[tuple[int, ...], None] = OrderedDict()
+
+    def add_from(self, batch: TokenBatch) -> None:
+        """Every turn of the batch's sequences whose advantage is positive."""
+        seen: set[int] = set()
+        for turn, sequence in zip(batch.turn_of, batch.sequence_index):
+            if turn not in seen and batch.sequence_advantages[sequence] > 0:
+                seen.add(turn)
+                self.add(batch.turns[turn][1])
+
+    def add(self, answer: Sequence[int]) -> None:
+        key = tuple(int(token) for token in answer)
+        self._answers[key] = None
+        self._answers.move_to_end(key)
+        while len(self._answers) > self.capacity:
+            self._answers.popitem(last=False)
+
+    def fitting(self, max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
+        """The answers that fit ``max_tokens`` and the constraint."""
+        return [list(a) for a in self._answers if len(a) <= max_tokens and _fits(list(a), constraint)]
+
+    def __len__(self) -> int:
+        return len(self._answers)
 
 
 def prompt_words(model: PolicyModel, prompt: Sequence[int], max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
@@ -98,7 +138,7 @@ def _fits(candidate: list[int], constraint: ChoiceConstraint | None) -> bool:
     return True
 
 
-def explore_prompt_words(
+def explore(
     model: PolicyModel,
     prompt: Sequence[int],
     samples: list[Generation],
@@ -109,21 +149,31 @@ def explore_prompt_words(
     constraint: ChoiceConstraint | None,
     rng: np.random.Generator,
     record: ExploredTurns | None = None,
+    rewarded: RewardedAnswers | None = None,
+    rewarded_share: float = 0.0,
 ) -> list[Generation]:
-    """``samples`` with each one replaced, with probability ``share``, by a prompt word (each
-    replacement noted in ``record``)."""
-    if share <= 0 or temperature <= 0 or not samples:
+    """``samples`` with each one replaced, with probability ``share``, by a prompt word, or else
+    with probability ``rewarded_share`` by an answer from ``rewarded`` (each replacement noted in
+    ``record``)."""
+    if temperature <= 0 or not samples:
         return samples
-    chosen = np.flatnonzero(rng.random(len(samples)) < share)
-    if chosen.size == 0:
+    draws = rng.random(len(samples))
+    sources = (
+        (draws < share, lambda: prompt_words(model, prompt, max_tokens, constraint)),
+        ((draws >= share) & (draws < share + rewarded_share), lambda: rewarded.fitting(max_tokens, constraint) if rewarded else []),
+    )
+    chosen: list[int] = []
+    picks: list[list[int]] = []
+    for hits, pool_of in sources:
+        pool = pool_of() if hits.any() else []
+        for index in np.flatnonzero(hits) if pool else ():
+            chosen.append(int(index))
+            picks.append(pool[int(rng.integers(len(pool)))])
+    if not chosen:
         return samples
-    words = prompt_words(model, prompt, max_tokens, constraint)
-    if not words:
-        return samples
-    picks = [words[int(rng.integers(len(words)))] for _ in chosen]
     out = list(samples)
     for index, word, logprobs in zip(chosen, picks, _logprobs(model, prompt, picks, temperature, constraint)):
-        out[int(index)] = Generation(list(word), logprobs, "stop")
+        out[index] = Generation(list(word), logprobs, "stop")
         if record is not None:
             record.add(prompt, word)
     return out

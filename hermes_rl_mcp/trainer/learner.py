@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hermes_rl_mcp.trainer.adam import Adam
-from hermes_rl_mcp.trainer.exploration import ExploredTurns
+from hermes_rl_mcp.trainer.exploration import ExploredTurns, RewardedAnswers
 from hermes_rl_mcp.trainer.grpo import TokenBatch, clipped_objective, flatten_groups
 from hermes_rl_mcp.trainer.model import PolicyModel
 from hermes_rl_mcp.trainer.settings import TrainerConfig
@@ -28,10 +28,18 @@ UNLIKELY_LOGPROB = -7.0
 class Learner:
     """The policy, its optimiser and (with a KL penalty) the frozen initial policy."""
 
-    def __init__(self, model: PolicyModel, config: TrainerConfig, *, explored: ExploredTurns | None = None) -> None:
+    def __init__(
+        self,
+        model: PolicyModel,
+        config: TrainerConfig,
+        *,
+        explored: ExploredTurns | None = None,
+        rewarded: RewardedAnswers | None = None,
+    ) -> None:
         self.model = model
         self.config = config
         self.explored = explored  # turns the policy server explored rather than sampled
+        self.rewarded = rewarded  # answers that scored above their group, offered to other prompts
         self.optimizer = Adam(model.params, learning_rate=config.learning_rate, max_grad_norm=config.max_grad_norm)
         self.reference = model.copy() if config.kl_coef > 0 else None
 
@@ -47,6 +55,8 @@ class Learner:
             "train/num_sequences": float(batch.num_sequences),
             "train/num_tokens": float(len(batch.targets)),
         }
+        if self.rewarded is not None:
+            self.rewarded.add_from(batch)
         if batch.targets:
             metrics.update(self._optimise(batch))
         else:

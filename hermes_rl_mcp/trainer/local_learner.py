@@ -11,7 +11,7 @@ import anyio
 import numpy as np
 
 from hermes_rl_mcp.trainer.checkpoints import load_checkpoint, save_checkpoint
-from hermes_rl_mcp.trainer.exploration import ExploredTurns
+from hermes_rl_mcp.trainer.exploration import ExploredTurns, RewardedAnswers
 from hermes_rl_mcp.trainer.learner import Learner
 from hermes_rl_mcp.trainer.model import PolicyModel
 from hermes_rl_mcp.trainer.policy_server import PolicyHolder
@@ -29,14 +29,16 @@ class LocalLearner:
         self.run_id = run_id
         initial = PolicyModel.initialise(CharTokenizer(), hidden_size=config.hidden_size, seed=config.seed)
         explored = ExploredTurns()  # what the policy server explored, for the learner
+        rewarded = RewardedAnswers()  # what scored in training, for the policy server
         if resume_from is None:
-            self.learner = Learner(initial, config, explored=explored)
+            self.learner = Learner(initial, config, explored=explored, rewarded=rewarded)
         else:
-            self.learner = _resumed_learner(resume_from, initial, config, explored)
+            self.learner = _resumed_learner(resume_from, initial, config, explored, rewarded)
         step = resume_from.step if resume_from is not None else 0
         self.policy = PolicyHolder(
             model=self.learner.model.copy(), step=step, default_temperature=config.temperature,
             explore_prompt_words=config.explore_prompt_words, explored=explored,
+            explore_rewarded=config.explore_rewarded_answers, rewarded=rewarded,
             rng=np.random.default_rng(config.seed + 1 + step),
         )
 
@@ -70,7 +72,9 @@ class LocalLearner:
         await anyio.sleep_forever()  # the policy lives in this process: nothing to watch
 
 
-def _resumed_learner(point: ResumePoint, initial: PolicyModel, config: TrainerConfig, explored: ExploredTurns) -> Learner:
+def _resumed_learner(
+    point: ResumePoint, initial: PolicyModel, config: TrainerConfig, explored: ExploredTurns, rewarded: RewardedAnswers
+) -> Learner:
     """The learner as the checkpoint left it: weights, Adam moments and step count.
 
     The KL reference stays the run's initial policy (the seed's), as it was in the parent run.
@@ -84,7 +88,7 @@ def _resumed_learner(point: ResumePoint, initial: PolicyModel, config: TrainerCo
             f"checkpoint {point.checkpoint} holds a model of shape {saved.model.shape.to_dict()}, "
             f"this run's trainer settings make {initial.shape.to_dict()}: resume with the parent's trainer settings"
         )
-    learner = Learner(saved.model, config, explored=explored)
+    learner = Learner(saved.model, config, explored=explored, rewarded=rewarded)
     if saved.optimizer_state:
         learner.optimizer.load_state(saved.optimizer_state)
     if learner.reference is not None:

@@ -27,7 +27,7 @@ from starlette.routing import Route
 from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.sdk.env_types import PURPOSE_HEADER
 from hermes_rl_mcp.trainer.constraints import MAX_CHOICES, ConstraintError, choice_constraint
-from hermes_rl_mcp.trainer.exploration import ExploredTurns, explore_prompt_words
+from hermes_rl_mcp.trainer.exploration import ExploredTurns, RewardedAnswers, explore
 from hermes_rl_mcp.trainer.model import Generation, PolicyModel, generate
 from hermes_rl_mcp.trainer.tokenizer import ChatTemplateError
 
@@ -75,6 +75,10 @@ class PolicyHolder:
     # Share of sampled completions replaced by a word of the prompt (the run's trainer sets it
     # while training; a checkpoint served for sampling or evaluation keeps 0).
     explore_prompt_words: float = 0.0
+    # Share replaced by an answer that scored on another prompt (from ``rewarded``, which the
+    # run's learner fills).
+    explore_rewarded: float = 0.0
+    rewarded: RewardedAnswers | None = None
     explored: ExploredTurns | None = None
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
     last_request: float = field(default_factory=time.monotonic)
@@ -116,11 +120,13 @@ class PolicyHolder:
             stop=req.stop_list(),
             constraint=constraint,
         )
-        if self.explore_prompt_words <= 0 or req.for_evaluation or req.stop_list() or req.top_p < 1.0:
+        exploring = self.explore_prompt_words > 0 or self.explore_rewarded > 0
+        if not exploring or req.for_evaluation or req.stop_list() or req.top_p < 1.0:
             return samples
-        return explore_prompt_words(
+        return explore(
             model, prompt_ids, samples, share=self.explore_prompt_words, max_tokens=req.new_tokens(),
             temperature=temperature, constraint=constraint, rng=rng, record=self.explored,
+            rewarded=self.rewarded, rewarded_share=self.explore_rewarded,
         )
 
 

@@ -16,19 +16,22 @@ class TrainerConfig(BaseModel):
 
     learning_rate: float = Field(3e-3, ge=1e-8, le=1, description="Adam step size.")
     batch_size: int = Field(64, gt=0, le=8192, description="Sequences per optimizer step.")
-    temperature: float = Field(1.0, gt=0, le=5, description="Sampling temperature of the policy server.")
-    kl_coef: float = Field(0.0, ge=0, le=10, description="Weight of the KL penalty to the initial policy (0: off).")
-    entropy_coef: float = Field(0.0, ge=0, le=10, description="Weight of an entropy bonus (keeps exploring).")
+    temperature: float = Field(1.0, gt=0, le=5, description="Sampling temperature.")
+    kl_coef: float = Field(0.0, ge=0, le=10, description="KL penalty weight (0: off).")
+    entropy_coef: float = Field(0.0, ge=0, le=10, description="Weight of an entropy bonus.")
     entropy_floor: float = Field(
         0.3, ge=0, le=5, description="Entropy (nats) below which a position gets a bonus (0: off)."
     )
     explore_prompt_words: float = Field(
         0.1, ge=0, le=1, description="Share of samples replaced by a prompt word (0: off)."
     )
-    clip_epsilon: float = Field(0.2, gt=0, le=1, description="PPO clip range of the importance ratio.")
+    explore_rewarded_answers: float = Field(
+        0.05, ge=0, le=1, description="Share replaced by an answer rewarded on another prompt (0: off)."
+    )
+    clip_epsilon: float = Field(0.2, gt=0, le=1, description="PPO clip range.")
     passes_per_batch: int = Field(3, ge=1, le=32, description="Optimizer steps per batch (PPO epochs).")
     max_grad_norm: float = Field(1.0, gt=0, le=1e6, description="Global gradient-norm clip.")
-    checkpoint_interval: int = Field(50, gt=0, le=10_000_000, description="Steps between periodic checkpoints.")
+    checkpoint_interval: int = Field(50, gt=0, le=10_000_000, description="Steps between checkpoints.")
     seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of initialisation and sampling.")
     hidden_size: int = Field(64, ge=8, le=1024, description="Width of the policy model.")
     port: int = Field(0, ge=0, le=65535, description="Port of the policy server (0 picks a free one).")
@@ -36,7 +39,7 @@ class TrainerConfig(BaseModel):
         60.0,
         ge=0,
         le=3600,
-        description="Seconds the policy serves after the final checkpoint (final evaluation).",
+        description="Seconds the policy serves after the final checkpoint.",
     )
 
 
@@ -65,7 +68,7 @@ class TinkerTrainerConfig(BaseModel):
     )
     port: int = Field(0, ge=0, le=65535, description="Port of the policy endpoint (0 picks a free one).")
     serve_after_final: float = Field(
-        60.0, ge=0, le=3600, description="Seconds the policy serves after the final checkpoint (final evaluation)."
+        60.0, ge=0, le=3600, description="Seconds the policy serves after the final checkpoint."
     )
 
 
