@@ -78,6 +78,11 @@ def evaluating() -> Iterator[None]:
         _evaluating.reset(token)
 
 
+def is_evaluating() -> bool:
+    """Whether the current task is inside ``evaluating()``."""
+    return _evaluating.get()
+
+
 class PolicyClient:
     """Async client over one or more policy endpoints (requests rotate between them)."""
 
@@ -112,7 +117,7 @@ class PolicyClient:
         server, client = self._client()
         body = {"model": server.model_name, **body}
         response: JSONResponse | httpx.Response
-        headers = {PURPOSE_HEADER: "evaluation"} if _evaluating.get() else None
+        headers = {PURPOSE_HEADER: "evaluation"} if is_evaluating() else None
         try:
             if isinstance(client, HTTPJSONClient):
                 response = await client.post_json(path, body, headers=headers)
