@@ -158,15 +158,16 @@ def explore(
     if temperature <= 0 or not samples:
         return samples
     draws = rng.random(len(samples))
-    sources = (
-        (draws < share, lambda: prompt_words(model, prompt, max_tokens, constraint)),
-        ((draws >= share) & (draws < share + rewarded_share), lambda: rewarded.fitting(max_tokens, constraint) if rewarded else []),
-    )
+    pools: list[tuple[np.ndarray, list[list[int]]]] = []  # (samples to replace, their replacements)
+    if (draws < share).any():
+        pools.append((np.flatnonzero(draws < share), prompt_words(model, prompt, max_tokens, constraint)))
+    offered = (draws >= share) & (draws < share + rewarded_share)
+    if rewarded is not None and offered.any():
+        pools.append((np.flatnonzero(offered), rewarded.fitting(max_tokens, constraint)))
     chosen: list[int] = []
     picks: list[list[int]] = []
-    for hits, pool_of in sources:
-        pool = pool_of() if hits.any() else []
-        for index in np.flatnonzero(hits) if pool else ():
+    for indices, pool in pools:
+        for index in indices if pool else ():
             chosen.append(int(index))
             picks.append(pool[int(rng.integers(len(pool)))])
     if not chosen:
