@@ -89,7 +89,6 @@ class InProcessPolicy:
 async def run(task: str, seed: int, steps: int | None, show: int) -> list[tuple[int, float]]:
     cls = environment_class(task)
     config, servers = cls.config_init()
-    config = config.model_copy(update={"seed": seed})
     trainer = TrainerConfig(**{**getattr(cls, "trainer_defaults", {}), "seed": seed})
     batch_size = config.batch_size if config.batch_size > 0 else trainer.batch_size  # -1: the trainer's
     total = steps if steps is not None else config.total_steps
@@ -131,7 +130,10 @@ async def run(task: str, seed: int, steps: int | None, show: int) -> list[tuple[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("task")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", default=[0],
+        help="trainer seeds (initialisation, sampling, exploration); the environment keeps its own",
+    )
     parser.add_argument("--steps", type=int, default=None, help="trainer steps (default: the environment's total_steps)")
     parser.add_argument("--show", type=int, default=0, metavar="K", help="print K prompts and replies of the last evaluation")
     args = parser.parse_args()
