@@ -93,8 +93,6 @@ async def run(task: str, seed: int, steps: int | None, show: int) -> list[tuple[
     batch_size = config.batch_size if config.batch_size > 0 else trainer.batch_size  # -1: the trainer's
     total = steps if steps is not None else config.total_steps
     env = cls(config, servers)
-    recorded: dict[str, float] = {}
-    env.metrics_sink = recorded.update  # type: ignore[attr-defined]
     curve: list[tuple[int, float]] = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as run_dir:
