@@ -1,13 +1,13 @@
-"""Does the local policy learn tasks it was not designed around? Seventeen new tasks, default settings.
+"""Does the local policy learn tasks it was not designed around? Twenty-one new tasks, default settings.
 
     python bench/bench_generality.py [TASK ...] [--timeout 300] [--keep]
 
 The tasks live in ``bench/tasks/`` and are written against the public SDK only, as a new user
 would write them: string maps (uppercase, first_letters), selection (pick_largest, longer_word,
-last_letter), ordering (sort_letters, swap_words), counting (count_letter, word_count,
-vowel_count), classification with a free-text answer (parity) and through ``guided_choice``
-(sentiment, has_letter, in_order, bigger_number), and multi-turn games (guess_number,
-remember_word). Tasks were added in rounds, each written after the policy
+last_letter, middle_word), ordering (sort_letters, swap_words), counting (count_letter, word_count,
+vowel_count, word_length), classification with a free-text answer (parity) and through ``guided_choice``
+(sentiment, has_letter, in_order, bigger_number, is_palindrome), and multi-turn games (guess_number,
+remember_word, two_letters). Tasks were added in rounds, each written after the policy
 was last changed and first run as it stood; the README says which are still blind (no part of
 the policy was chosen by looking at them). Each run starts as the MCP server starts one (a control plane
 selects the task, makes no edits, and starts the resolved run document on the local profile),
@@ -40,6 +40,7 @@ TASKS = (
     "uppercase", "pick_largest", "sort_letters", "count_letter", "parity", "sentiment", "guess_number",
     "longer_word", "has_letter", "remember_word", "first_letters", "word_count", "in_order",
     "vowel_count", "last_letter", "bigger_number", "swap_words",
+    "middle_word", "word_length", "is_palindrome", "two_letters",
 )
 BAR = 0.9
 MAX_WALL = 180.0
