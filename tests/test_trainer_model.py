@@ -252,7 +252,7 @@ def test_the_inputs_say_which_characters_of_the_prompt_recur() -> None:
 
 
 def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own_logprobs() -> None:
-    from hermes_rl_mcp.trainer.exploration import explore, prompt_words
+    from hermes_rl_mcp.trainer.exploration import explore, prompt_phrases, prompt_words
 
     model = small_model(np.float32)
     prompt = TOK.generation_prompt([{"role": "user", "content": "Is 47 even or odd? Say it."}])
@@ -288,6 +288,16 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     ])
     words = [TOK.decode(w) for w in prompt_words(model, conversation, max_tokens=9, constraint=None)]
     assert words == ["Remember", "plum", "Say", "OK", "Which", "fruit"]
+    # two different words in either order, when they fit: answers that join or reorder the prompt's
+    phrases = {TOK.decode(w) for w in prompt_phrases(model, prompt, max_tokens=6, constraint=None)}
+    short = ("Is", "47", "or", "it")  # two of them and a space and the end token fit 6 tokens
+    assert phrases == {f"{a} {b}" for a in short for b in short if a != b}
+    samples = generate(model, prompt, n=64, max_tokens=6, temperature=1.0, rng=rng)
+    texts = [TOK.decode(s.token_ids) for s in explore(
+        model, prompt, samples, share=1.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng
+    )]
+    assert set(texts) <= phrases | {"Is", "47", "even", "or", "odd", "Say", "it"}
+    assert 16 <= sum(text in phrases for text in texts) <= 48  # about half of them
     # greedy decoding (evaluation) and a zero share never explore
     greedy = generate(model, prompt, n=2, max_tokens=5, temperature=0.0, rng=rng)
     assert explore(model, prompt, greedy, share=1.0, max_tokens=5, temperature=0.0, constraint=None, rng=rng) == greedy

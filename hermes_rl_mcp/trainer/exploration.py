@@ -6,10 +6,11 @@ again: the groups where the rival was right then all score alike and teach nothi
 run trains, each sample is, with a small probability, replaced by one of two kinds of answer,
 followed by the end token:
 
-* **a word of the prompt**: many short text tasks answer with a word the prompt already holds
-  (a label it offers, a name or number it mentions). The word comes from the prompt's last
-  message (or the conversation's first, which often states the task), every word as likely as
-  any other;
+* **words of the prompt**: many short text tasks answer with a word the prompt already holds
+  (a label it offers, a name or number it mentions), or with two of its words joined or
+  reordered. Half the time one word, half the time two different words in either order
+  (when two fit), from the prompt's last message (or the conversation's first, which often
+  states the task), every candidate as likely as any other;
 * **an answer that scored on another prompt**: many tasks answer from a small set (labels,
   counts, small numbers) that the prompt need not hold. An answer that scored above its group
   once is offered to other prompts, so an answer the policy has stopped sampling for some
@@ -38,6 +39,10 @@ from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
 from hermes_rl_mcp.trainer.grpo import TokenBatch
 from hermes_rl_mcp.trainer.model import Generation, PolicyModel, first_message_bounds, last_message_bounds
 from hermes_rl_mcp.trainer.tokenizer import END
+
+# Of the samples replaced by the prompt's words, the share given two words rather than one
+# (when two fit): answers that join or reorder words of the prompt.
+PHRASE_SHARE = 0.5
 
 
 class ExploredTurns:
@@ -107,6 +112,22 @@ def prompt_words(model: PolicyModel, prompt: Sequence[int], max_tokens: int, con
     """The distinct words (maximal runs of letters and digits) of the prompt's last message and
     of the conversation's first, each as token ids ending with the end token, that fit
     ``max_tokens`` and the constraint."""
+    return _fitting([[*word, END] for word in _words(model, prompt)], max_tokens, constraint)
+
+
+def prompt_phrases(model: PolicyModel, prompt: Sequence[int], max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
+    """Two different words of the prompt (as ``prompt_words`` finds them), in either order and
+    separated by a space, each as token ids ending with the end token, that fit ``max_tokens``
+    and the constraint."""
+    words = _words(model, prompt)
+    space = model.tokenizer.encode(" ")
+    pairs = [[*a, *space, *b, END] for a in words for b in words if a != b]
+    return _fitting(pairs, max_tokens, constraint)
+
+
+def _words(model: PolicyModel, prompt: Sequence[int]) -> list[list[int]]:
+    """The distinct words of the prompt's last message and of the conversation's first, in
+    reading order (the first message's first)."""
     tokens = np.asarray(prompt, dtype=np.int64)
     start, stop = last_message_bounds(tokens)
     first_start, first_stop = first_message_bounds(tokens)
@@ -121,11 +142,14 @@ def prompt_words(model: PolicyModel, prompt: Sequence[int], max_tokens: int, con
         if text.isalnum():
             run.append(token)
             continue
-        candidate = [*run, END]
-        if run and len(candidate) <= max_tokens and candidate not in words and _fits(candidate, constraint):
-            words.append(candidate)
+        if run and run not in words:
+            words.append(run)
         run = []
     return words
+
+
+def _fitting(candidates: list[list[int]], max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
+    return [c for c in candidates if len(c) <= max_tokens and _fits(c, constraint)]
 
 
 def _fits(candidate: list[int], constraint: ChoiceConstraint | None) -> bool:
@@ -152,24 +176,27 @@ def explore(
     rewarded: RewardedAnswers | None = None,
     rewarded_share: float = 0.0,
 ) -> list[Generation]:
-    """``samples`` with each one replaced, with probability ``share``, by a prompt word, or else
+    """``samples`` with each one replaced, with probability ``share``, by prompt words, or else
     with probability ``rewarded_share`` by an answer from ``rewarded`` (each replacement noted in
     ``record``)."""
     if temperature <= 0 or not samples:
         return samples
     draws = rng.random(len(samples))
-    pools: list[tuple[np.ndarray, list[list[int]]]] = []  # (samples to replace, their replacements)
-    if (draws < share).any():
-        pools.append((np.flatnonzero(draws < share), prompt_words(model, prompt, max_tokens, constraint)))
-    offered = (draws >= share) & (draws < share + rewarded_share)
-    if rewarded is not None and offered.any():
-        pools.append((np.flatnonzero(offered), rewarded.fitting(max_tokens, constraint)))
     chosen: list[int] = []
     picks: list[list[int]] = []
-    for indices, pool in pools:
-        for index in indices if pool else ():
-            chosen.append(int(index))
-            picks.append(pool[int(rng.integers(len(pool)))])
+    if (draws < share).any():
+        words = prompt_words(model, prompt, max_tokens, constraint)
+        phrases = prompt_phrases(model, prompt, max_tokens, constraint)
+        for index in np.flatnonzero(draws < share):
+            pool = phrases if phrases and rng.random() < PHRASE_SHARE else words
+            if pool:
+                chosen.append(int(index))
+                picks.append(pool[int(rng.integers(len(pool)))])
+    offered = np.flatnonzero((draws >= share) & (draws < share + rewarded_share))
+    answers = rewarded.fitting(max_tokens, constraint) if rewarded is not None and offered.size else []
+    for index in offered if answers else ():
+        chosen.append(int(index))
+        picks.append(answers[int(rng.integers(len(answers)))])
     if not chosen:
         return samples
     out = list(samples)

@@ -23,7 +23,7 @@ class TrainerConfig(BaseModel):
         0.3, ge=0, le=5, description="Entropy (nats) below which a position gets a bonus (0: off)."
     )
     explore_prompt_words: float = Field(
-        0.1, ge=0, le=1, description="Share of samples replaced by a prompt word (0: off)."
+        0.1, ge=0, le=1, description="Share of samples replaced by prompt words (0: off)."
     )
     explore_rewarded_answers: float = Field(
         0.05, ge=0, le=1, description="Share replaced by an answer rewarded on another prompt (0: off)."
