@@ -251,6 +251,24 @@ def test_the_inputs_say_which_characters_of_the_prompt_recur() -> None:
     assert differ.size == 1 and has[differ[0]] == 1.0  # the one pair: "m" and the "m" of plome
 
 
+def test_the_inputs_say_whether_neighbouring_characters_go_up_or_down() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    s = model.shape
+    start = s.window + 2 * s.message_slots + s.window_pairs  # after the digit values and the repeats
+
+    def rises(text: str) -> tuple[list[float], list[float]]:
+        prompt = TOK.generation_prompt([{"role": "user", "content": text}])
+        dense = model.features([prompt], [[]]).prompt_dense[0]
+        window = dense[start : start + s.window - 1]
+        message = dense[start + s.window - 1 : start + s.window - 1 + s.message_slots - 1]
+        return window.tolist(), message.tolist()
+
+    window, message = rises("bdk 91 a1")
+    assert message[:9] == [1, 1, 0, 0, -1, 0, 0, 0, 0]  # b<d, d<k, then 9>1; a letter and a digit do not compare
+    assert [x for x in window if x][::-1] == [1, 1, -1]  # the window reads the same pairs from the end
+    assert rises("kdb")[1][:3] == [-1, -1, 0]
+
+
 def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own_logprobs() -> None:
     from hermes_rl_mcp.trainer.exploration import explore, prompt_phrases, prompt_words
 

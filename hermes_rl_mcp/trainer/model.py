@@ -12,6 +12,9 @@ views of its context, each a bias that helps short text tasks in general:
   learned per slot, so comparing or combining digits is linear;
 * **repeats**: for every pair of window slots, whether they hold the same character, so "is
   this letter in that word" or "the same word again" is a sum of inputs, not a search;
+* **rises**: for every two neighbouring characters of each view, whether the second comes
+  later or earlier in code order (letters alphabetically, digits by value), so whether a run
+  of characters is in order is a sum of inputs;
 * **characters and words as a bag**: for each distinct character of the last message, a row for
   (character, how often it occurs), and for each word a hashed row, wherever they are;
 * **the turn so far**: the tokens generated so far by position, the previous token, the step,
@@ -107,8 +110,13 @@ class ModelShape:
         return self.window * (self.window - 1) // 2
 
     @property
+    def neighbour_pairs(self) -> int:
+        """Pairs of neighbouring characters, in reading order, compared by code (each view's)."""
+        return self.window - 1 + 2 * (self.message_slots - 1)
+
+    @property
     def num_dense(self) -> int:
-        return self.window + 2 * self.message_slots + self.window_pairs + self.gen_slots
+        return self.window + 2 * self.message_slots + self.window_pairs + self.neighbour_pairs + self.gen_slots
 
     @property
     def offsets(self) -> dict[str, int]:
@@ -147,6 +155,7 @@ class PromptView:
     opening: np.ndarray  # (message_slots,) the conversation's first message's (PAD: it is the last)
     message_length: int
     repeats: np.ndarray  # (window_pairs,) float: 1 where two window slots hold the same character
+    rises: np.ndarray  # (neighbour_pairs,) float: +1 / -1 where a character's code is above / below the one before
     bag: np.ndarray  # (bag_chars + bag_words,) rows of the character and word bags
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
 
@@ -161,7 +170,7 @@ class Features:
 
     prompt_of: np.ndarray  # (N,) int: the prompt each position follows
     prompt_rows: np.ndarray  # (P, rows) int: input-table rows of the prompt's views, summed
-    prompt_dense: np.ndarray  # (P, window + 2 * message_slots + window_pairs) float: digit values of its slots, its repeats
+    prompt_dense: np.ndarray  # (P, window + 2 * message_slots + window_pairs + neighbour_pairs) float: digit values, repeats, rises
     position_rows: np.ndarray  # (N, rows) int: input-table rows of the turn so far
     position_dense: np.ndarray  # (N, gen_slots) float: digit values of the generated slots
     step: np.ndarray  # (N,) int: generation step, capped at max_steps - 1
@@ -210,6 +219,10 @@ class PolicyModel:
         for token in range(shape.vocab_size):
             is_word_char[token] = tokenizer.token_text(token).isalnum() and token >= tokenizer.first_char_id
         self._is_word_char = is_word_char
+        # 1 for letters, 2 for digits, 0 for anything else: which characters compare by code
+        self._char_kind = np.asarray(
+            [0 if not is_word_char[t] else 2 if tokenizer.token_text(t).isdigit() else 1 for t in range(shape.vocab_size)], dtype=np.int64
+        )
         # R maps an attended character to the characters a fixed code distance away: entry
         # [a, b] of the token-to-token map it makes is R[b - a], for characters a and b only.
         v, first = shape.vocab_size, tokenizer.first_char_id
@@ -251,9 +264,10 @@ class PolicyModel:
         rng = np.random.default_rng(seed)
         v, h = shape.vocab_size, hidden_size
         sparse_count = shape.window + 2 * shape.message_slots + shape.gen_slots + 3 + shape.bag_chars + shape.bag_words
+        compared = shape.window_pairs + shape.neighbour_pairs
         params: Params = {
             "W_in": rng.normal(0.0, 1.0 / np.sqrt(sparse_count), (shape.offsets["total"], h)),
-            "U": rng.normal(0.0, numeric_scale, (shape.num_dense - shape.window_pairs, h)),
+            "U": rng.normal(0.0, numeric_scale, (shape.num_dense - compared, h)),
             "b1": np.zeros(h),
             "W2": rng.normal(0.0, 0.1 / np.sqrt(h), (h, v)),
             "b2": np.zeros(v),
@@ -280,8 +294,8 @@ class PolicyModel:
         params["B_step"][0, END] = -end_prior
         params["B_step"][1:, END] = end_prior
         params["W_in"][shape.offsets["absent"]] = 0.0
-        digits = shape.window + 2 * shape.message_slots  # the pair inputs start at zero, after the digits
-        params["U"] = np.concatenate([params["U"][:digits], np.zeros((shape.window_pairs, h)), params["U"][digits:]])
+        digits = shape.window + 2 * shape.message_slots  # the comparison inputs start at zero, after the digits
+        params["U"] = np.concatenate([params["U"][:digits], np.zeros((compared, h)), params["U"][digits:]])
         params["P_rel"][NEIGHBOUR_OFFSETS.index(1)] = span_prior
         for key, gain in GAINS.items():
             params[key] = params[key] / gain
@@ -319,9 +333,19 @@ class PolicyModel:
             at += s.message_slots
         message, opening = heads
         content = tokens[start:stop]
+        rises = np.concatenate([self._rises(window[1:], window[:-1]), self._rises(message[:-1], message[1:]), self._rises(opening[:-1], opening[1:])])
         return PromptView(
-            window, message, opening, len(content), self._repeats(window), self._bag_rows(content), np.minimum(counts, s.max_count - 1)
+            window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
+            np.minimum(counts, s.max_count - 1),
         )
+
+    def _rises(self, before: np.ndarray, after: np.ndarray) -> np.ndarray:
+        """+1 where ``after``'s character comes later in code order than ``before``'s, -1 where
+        earlier, 0 where they are equal or not both letters or both digits: whether a run of
+        characters goes up or down (letters in alphabetical order, digits increasing)."""
+        kind = self._char_kind
+        comparable = (kind[before] > 0) & (kind[before] == kind[after])
+        return np.where(comparable, np.sign(after - before), 0).astype(self.dtype)
 
     def _repeats(self, window: np.ndarray) -> np.ndarray:
         """(window_pairs,): 1 where two window slots hold the same character: which parts of the
@@ -432,8 +456,9 @@ class PolicyModel:
             ],
             axis=1,
         )
-        repeats = np.stack([view.repeats for view in views]) if views else np.zeros((0, s.window_pairs), dtype=self.dtype)
-        prompt_dense = np.concatenate([self._digit_value[np.concatenate([window, message, opening], axis=1)], repeats], axis=1)
+        compared = [np.concatenate([view.repeats, view.rises]) for view in views]
+        compared = np.stack(compared) if views else np.zeros((0, s.window_pairs + s.neighbour_pairs), dtype=self.dtype)
+        prompt_dense = np.concatenate([self._digit_value[np.concatenate([window, message, opening], axis=1)], compared], axis=1)
         # The pointer's slots hold the prompt's characters (its role and end tokens are not
         # answers to copy) and, last, the end token: attending past the prompt ends the turn.
         characters = np.concatenate([window, message, opening], axis=1)
