@@ -201,6 +201,7 @@ class ForwardCache:
     attention: np.ndarray  # (N, pointer_slots) pointer weights
     by_count: np.ndarray  # (N, max_count) attention summed per in-word count of the slots' characters
     tallied: np.ndarray  # (V,) sigmoid of T_key: how much each character counts towards its word's tally
+    tally_in_word: np.ndarray  # (N, pointer_slots) bool: the slot is in a word (others have no tally)
     tally_bin: np.ndarray  # (N, pointer_slots) int: the lower of the two bins each slot's word tally falls between
     tally_frac: np.ndarray  # (N, pointer_slots) its share in the upper bin (the tally's fractional part)
     tally_inside: np.ndarray  # (N, pointer_slots) bool: the tally lies inside the bins (not clipped)
@@ -627,15 +628,20 @@ class PolicyModel:
         """Each slot's word tally (the sum over the word's characters of how much each counts,
         a learned sigmoid per character: its length at first, or its vowels, or its digits...),
         split between the two bins around it, and the attention summed per bin: what
-        ``ForwardCache`` keeps as ``tallied`` to ``by_tally``."""
+        ``ForwardCache`` keeps as ``tallied`` to ``by_tally``. Slots in no word (spaces,
+        punctuation, the end slot) have no tally and add to no bin: attending the end slot
+        already ends the turn, and a bin for it let the tally's map learn to end turns too."""
         k = self.shape.max_count
         tallied = 1.0 / (1.0 + np.exp(-GAINS["T_key"] * self.params["T_key"]))
-        tally = (feats.word_chars @ tallied)[feats.slot_words][feats.prompt_of]  # (N, slots)
+        slot_words = feats.slot_words[feats.prompt_of]
+        in_word = slot_words != len(feats.word_chars) - 1  # the last row: no word
+        tally = (feats.word_chars @ tallied)[slot_words]  # (N, slots)
         clipped = np.clip(tally, 0.0, k - 1)
         lower = np.minimum(np.floor(clipped).astype(np.int64), k - 2)
         frac = (clipped - lower).astype(attention.dtype)
-        by_tally = self._per_count(attention * (1.0 - frac), lower) + self._per_count(attention * frac, lower + 1)
-        return tallied, lower, frac, (tally > 0.0) & (tally < k - 1), by_tally
+        read = attention * in_word
+        by_tally = self._per_count(read * (1.0 - frac), lower) + self._per_count(read * frac, lower + 1)
+        return tallied, in_word, lower, frac, (tally > 0.0) & (tally < k - 1), by_tally
 
     def _per_count(self, weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """(N, max_count): attention summed per in-word count of the attended characters."""
@@ -694,7 +700,7 @@ class PolicyModel:
         dby_tally = dlogits @ (GAINS["T_out"] * p["T_out"]).T  # (N, max_count)
         below = np.take_along_axis(dby_tally, cache.tally_bin, axis=1)
         above = np.take_along_axis(dby_tally, cache.tally_bin + 1, axis=1)
-        dattention += below + cache.tally_frac * (above - below)
+        dattention += cache.tally_in_word * (below + cache.tally_frac * (above - below))
         dtally = np.where(cache.tally_inside, cache.attention * (above - below), 0.0)
         dword = np.bincount(
             feats.slot_words.ravel(), weights=_rows_sum(feats.prompt_of, dtally, feats.slot_words.shape).ravel(), minlength=len(feats.word_chars)
