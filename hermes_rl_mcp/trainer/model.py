@@ -340,8 +340,9 @@ class PolicyModel:
         first_start, first_stop = first_message_bounds(tokens)
         if first_stop >= stop:  # one message so far: the last-message view already reads it
             first_start = first_stop
-        in_word = self._counts_in_word(tokens)
         word_of, word_chars = self._words(tokens)
+        # how often each token occurs in its word (0 outside words)
+        in_word = np.where(word_of >= 0, word_chars[np.maximum(word_of, 0), tokens], 0).astype(np.int64)
         counts = np.zeros(s.pointer_slots, dtype=np.int64)
         slot_words = np.full(s.pointer_slots, -1, dtype=np.int64)
         tail = np.arange(len(tokens))[-s.window :][::-1]  # the window's slots, as indices of tokens
@@ -379,21 +380,6 @@ class PolicyModel:
         first, second = self._window_pairs
         left, right = window[first], window[second]
         return ((left == right) & (left >= self.tokenizer.first_char_id)).astype(self.dtype)
-
-    def _counts_in_word(self, tokens: np.ndarray) -> np.ndarray:
-        """For each token, how often it occurs in its word (a maximal run of letters and
-        digits); 0 outside words."""
-        out = np.zeros(len(tokens), dtype=np.int64)
-        start = None
-        for i, token in enumerate([*tokens.tolist(), PAD]):
-            if self._is_word_char[token]:
-                if start is None:
-                    start = i
-            elif start is not None:
-                _, inverse, occurrences = np.unique(tokens[start:i], return_inverse=True, return_counts=True)
-                out[start:i] = occurrences[inverse]
-                start = None
-        return out
 
     def _words(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each token's word (a maximal run of letters and digits; -1 outside words), and each
