@@ -269,32 +269,6 @@ def test_the_inputs_say_whether_neighbouring_characters_go_up_or_down() -> None:
     assert rises("kdb")[1][:3] == [-1, -1, 0]
 
 
-def test_a_word_tally_counts_the_characters_its_keys_select_and_is_written_as_a_digit() -> None:
-    from hermes_rl_mcp.trainer.model import GAINS
-
-    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
-    prompt = TOK.generation_prompt([{"role": "user", "content": "Vowels in garden?"}])
-    feats = model.features([prompt], [[]])
-    garden = np.flatnonzero(feats.slot_words[0] == 2)  # the prompt's third word, in both views that hold it
-    assert garden.size == 12 and set(feats.slots[0, garden]) == set(TOK.encode("garden"))
-
-    def tally_read() -> np.ndarray:  # the bins of the tallies the pointer reads, all of it on "garden"
-        attention = np.zeros((1, model.shape.pointer_slots), dtype=model.dtype)
-        attention[0, garden] = 1.0 / garden.size
-        return model._tally(feats, attention)[-1][0]
-
-    np.testing.assert_allclose(tally_read()[3], 1.0, atol=1e-6)  # at first every character counts a half: 6 / 2
-    keys = np.full(TOK.vocab_size, -2.0 / GAINS["T_key"])
-    keys[TOK.encode("aeiou")] = 2.0 / GAINS["T_key"]
-    model.params["T_key"] = keys.astype(model.dtype)
-    tallied = tally_read()  # a and e count about 0.88 each, g r d n about 0.12: 2.24 in all
-    assert tallied.argmax() == 2 and tallied[2] > 0.7 and tallied[3] == pytest.approx(1.0 - tallied[2])
-    # a fresh policy writes a tally of k as the digit k: those logits lead the other digits'
-    out = GAINS["T_out"] * model.params["T_out"]
-    digits = TOK.encode("0123456789")
-    assert all(out[k].argmax() == digits[k] for k in range(model.shape.max_count) if k < 10)
-
-
 def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own_logprobs() -> None:
     from hermes_rl_mcp.trainer.exploration import explore, prompt_phrases, prompt_words
 

@@ -34,12 +34,6 @@ views of its context, each a bias that helps short text tasks in general:
 * **counts through the pointer**: each slot also carries how often its character occurs in
   its word, and the attention summed per count adds a learned row of ``C`` to the logits, so
   "how many of this letter" is the pointer finding the letter plus a map from counts to tokens.
-* **tallies through the pointer**: each slot also carries its word's tally, the sum over the
-  word's characters of a learned weight per character in (0, 1) (``T_key`` through a sigmoid:
-  a half for every character at first). The attention summed per tally (split between the
-  two whole numbers around it) adds a learned row of ``T_out``, which starts out writing a
-  tally of k as the digit k. So "how many letters", "how many vowels" or "how many digits" in
-  a word is the pointer finding the word plus which characters count.
 
 The sparse views are summed into one ReLU hidden layer (an embedding bag: a linear layer on
 one-hot inputs) that produces generation logits; a per-step output bias learns answer lengths.
@@ -72,7 +66,7 @@ Params = dict[str, np.ndarray]
 COPY_FLOOR = 0.003
 GAINS = {
     "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_gain": 10.0,
-    "M": 10.0, "R": 60.0, "C": 10.0, "T_key": 10.0, "T_out": 5.0,
+    "M": 10.0, "R": 60.0, "C": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0,
 }
@@ -164,8 +158,6 @@ class PromptView:
     rises: np.ndarray  # (neighbour_pairs,) float: +1 / -1 where a character's code is above / below the one before
     bag: np.ndarray  # (bag_chars + bag_words,) rows of the character and word bags
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
-    slot_words: np.ndarray  # (pointer_slots,) int: the word (a row of word_chars) each slot is in, -1 for none
-    word_chars: np.ndarray  # (words, V) float: how often each token occurs in each word of the prompt
 
 
 @dataclass
@@ -186,8 +178,6 @@ class Features:
     used: np.ndarray  # (N, pointer_slots) float: 1 where the slot's token was emitted this turn
     counts: np.ndarray  # (N, pointer_slots) int: occurrences of the slot's character in its word
     follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
-    slot_words: np.ndarray  # (P, pointer_slots) int: each slot's row of word_chars (its last row, all zeros: none)
-    word_chars: np.ndarray  # (words + 1, V) float: each word's character counts, every prompt's words in turn
 
     def __len__(self) -> int:
         return int(self.step.shape[0])
@@ -200,12 +190,6 @@ class ForwardCache:
     hidden: np.ndarray
     attention: np.ndarray  # (N, pointer_slots) pointer weights
     by_count: np.ndarray  # (N, max_count) attention summed per in-word count of the slots' characters
-    tallied: np.ndarray  # (V,) sigmoid of T_key: how much each character counts towards its word's tally
-    tally_in_word: np.ndarray  # (N, pointer_slots) bool: the slot is in a word (others have no tally)
-    tally_bin: np.ndarray  # (N, pointer_slots) int: the lower of the two bins each slot's word tally falls between
-    tally_frac: np.ndarray  # (N, pointer_slots) its share in the upper bin (the tally's fractional part)
-    tally_inside: np.ndarray  # (N, pointer_slots) bool: the tally lies inside the bins (not clipped)
-    by_tally: np.ndarray  # (N, max_count) attention summed per (soft) bin of the slots' word tallies
     attended: np.ndarray  # (N, V) attention summed per token of the slots
     copy_map: np.ndarray  # (V, V) row a: the tokens attending a copies to (sums to 1)
     copied: np.ndarray  # (N, V) attended mass carried through the copy map
@@ -266,7 +250,6 @@ class PolicyModel:
         recency_slope: float = 0.15,
         numeric_scale: float = 0.2,
         span_prior: float = 1.5,
-        tally_prior: float = 2.0,
         **shape_fields: int,
     ) -> PolicyModel:
         """A fresh policy. Its initial distribution prefers answers built from the prompt's
@@ -276,7 +259,6 @@ class PolicyModel:
         ``recency_slope`` is the pointer's initial preference for the prompt's last tokens, and
         ``span_prior`` (nats) its initial preference for the slot after the one just copied, so
         the prompt's words are likelier answers than its scattered characters.
-        ``tally_prior`` (nats) is how much a word's tally of k favours the digit k at first.
         ``shape_fields`` override ``ModelShape``'s sizes."""
         shape = ModelShape(tokenizer.vocab_size, hidden_size, **shape_fields)
         rng = np.random.default_rng(seed)
@@ -298,8 +280,6 @@ class PolicyModel:
             "M": np.zeros((v, v)),  # what an attended token adds to other tokens' logits
             "R": np.zeros(2 * v - 1),  # the same by code distance: shared by every character
             "C": np.zeros((shape.max_count, v)),  # what attending a character that occurs k times in its word adds
-            "T_key": np.zeros(v),  # how much each character counts towards its word's tally (through a sigmoid)
-            "T_out": np.zeros((shape.max_count, v)),  # what attending a word whose tally is k adds
             # The pointer's query from the hidden layer (zero at first: it starts as without):
             "Q_pos": np.zeros((h, shape.pointer_slots - 1)),  # which slots to read, by what was read
             "Q_key": np.zeros((h, v)),  # which characters to look for, by what was read
@@ -317,9 +297,6 @@ class PolicyModel:
         digits = shape.window + 2 * shape.message_slots  # the comparison inputs start at zero, after the digits
         params["U"] = np.concatenate([params["U"][:digits], np.zeros((compared, h)), params["U"][digits:]])
         params["P_rel"][NEIGHBOUR_OFFSETS.index(1)] = span_prior
-        for token, value in enumerate(tokenizer.digit_values):  # a tally of k is written "k", at first
-            if value is not None and value < shape.max_count:
-                params["T_out"][int(value), token] = tally_prior
         for key, gain in GAINS.items():
             params[key] = params[key] / gain
         return cls({k: np.ascontiguousarray(a, dtype=dtype) for k, a in params.items()}, shape, tokenizer)
@@ -340,14 +317,10 @@ class PolicyModel:
         first_start, first_stop = first_message_bounds(tokens)
         if first_stop >= stop:  # one message so far: the last-message view already reads it
             first_start = first_stop
-        word_of, word_chars = self._words(tokens)
-        # how often each token occurs in its word (0 outside words)
-        in_word = np.where(word_of >= 0, word_chars[np.maximum(word_of, 0), tokens], 0).astype(np.int64)
+        in_word = self._counts_in_word(tokens)
         counts = np.zeros(s.pointer_slots, dtype=np.int64)
-        slot_words = np.full(s.pointer_slots, -1, dtype=np.int64)
-        tail = np.arange(len(tokens))[-s.window :][::-1]  # the window's slots, as indices of tokens
-        counts[: len(tail)] = in_word[tail]
-        slot_words[: len(tail)] = word_of[tail]
+        tail_counts = in_word[-s.window :][::-1]
+        counts[: len(tail_counts)] = tail_counts
         at = s.window
         heads = []
         for begin, end in ((start, stop), (first_start, first_stop)):
@@ -355,15 +328,15 @@ class PolicyModel:
             content = tokens[begin:end][: s.message_slots]
             head[: len(content)] = content
             heads.append(head)
-            counts[at : at + len(content)] = in_word[begin:end][: s.message_slots]
-            slot_words[at : at + len(content)] = word_of[begin:end][: s.message_slots]
+            head_counts = in_word[begin:end][: s.message_slots]
+            counts[at : at + len(head_counts)] = head_counts
             at += s.message_slots
         message, opening = heads
         content = tokens[start:stop]
         rises = np.concatenate([self._rises(window[1:], window[:-1]), self._rises(message[:-1], message[1:]), self._rises(opening[:-1], opening[1:])])
         return PromptView(
             window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
-            np.minimum(counts, s.max_count - 1), slot_words, word_chars,
+            np.minimum(counts, s.max_count - 1),
         )
 
     def _rises(self, before: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -381,17 +354,20 @@ class PolicyModel:
         left, right = window[first], window[second]
         return ((left == right) & (left >= self.tokenizer.first_char_id)).astype(self.dtype)
 
-    def _words(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each token's word (a maximal run of letters and digits; -1 outside words), and each
-        word's count of every token, (words, V)."""
-        word_of = np.full(len(tokens), -1, dtype=np.int64)
-        starts = self._is_word_char[tokens] & ~np.r_[False, self._is_word_char[tokens[:-1]]] if len(tokens) else np.zeros(0, bool)
-        inside = self._is_word_char[tokens] if len(tokens) else np.zeros(0, bool)
-        numbers = np.cumsum(starts) - 1
-        word_of[inside] = numbers[inside]
-        word_chars = np.zeros((int(starts.sum()), self.shape.vocab_size), dtype=self.dtype)
-        np.add.at(word_chars, (word_of[inside], tokens[inside]), 1.0)
-        return word_of, word_chars
+    def _counts_in_word(self, tokens: np.ndarray) -> np.ndarray:
+        """For each token, how often it occurs in its word (a maximal run of letters and
+        digits); 0 outside words."""
+        out = np.zeros(len(tokens), dtype=np.int64)
+        start = None
+        for i, token in enumerate([*tokens.tolist(), PAD]):
+            if self._is_word_char[token]:
+                if start is None:
+                    start = i
+            elif start is not None:
+                _, inverse, occurrences = np.unique(tokens[start:i], return_inverse=True, return_counts=True)
+                out[start:i] = occurrences[inverse]
+                start = None
+        return out
 
     def _bag_rows(self, content: np.ndarray) -> np.ndarray:
         s, o = self.shape, self._offsets
@@ -514,11 +490,6 @@ class PolicyModel:
         )
         slots = slots_p[prompt_of]
         counts = np.stack([view.counts for view in views])[prompt_of] if views else np.zeros((0, s.pointer_slots), dtype=np.int64)
-        # every prompt's words in one table, and a last row of zeros for slots in no word
-        word_chars = np.concatenate([*(view.word_chars for view in views), np.zeros((1, v), dtype=self.dtype)])
-        first_word = np.cumsum([0, *(len(view.word_chars) for view in views)])
-        slot_words = _stack([np.where(view.slot_words >= 0, view.slot_words + first_word[i], -1) for i, view in enumerate(views)], s.pointer_slots)
-        slot_words = np.where(slot_words >= 0, slot_words, len(word_chars) - 1)
         used = np.take_along_axis(emitted, slots, axis=1).astype(self.dtype)
         used[:, -1] = 0.0
         return Features(
@@ -532,8 +503,6 @@ class PolicyModel:
             used=used,
             follows=follows.astype(self.dtype),
             counts=counts,
-            slot_words=slot_words,
-            word_chars=word_chars,
         )
 
     # -- forward / backward ---------------------------------------------------------------------
@@ -556,8 +525,6 @@ class PolicyModel:
         logits += pointer_gain[:, None] * gate
         by_count = self._per_count(attention, feats.counts)
         logits += by_count @ (GAINS["C"] * p["C"])
-        tally = self._tally(feats, attention)
-        logits += tally[-1] @ (GAINS["T_out"] * p["T_out"])
         logits = logits / temperature
         logits[:, ~self.allowed] = -np.inf
         if allowed is not None:
@@ -569,8 +536,7 @@ class PolicyModel:
         log_probs = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
         probs = np.exp(log_probs)
         return ForwardCache(
-            feats, pre, hidden, attention, by_count, *tally, attended, copy_map, copied, gate, pointer_gain, probs, log_probs,
-            temperature,
+            feats, pre, hidden, attention, by_count, attended, copy_map, copied, gate, pointer_gain, probs, log_probs, temperature
         )
 
     def _images(self) -> np.ndarray:
@@ -609,25 +575,6 @@ class PolicyModel:
         scores -= scores.max(axis=1, keepdims=True)
         weights = np.exp(scores)
         return weights / weights.sum(axis=1, keepdims=True)
-
-    def _tally(self, feats: Features, attention: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Each slot's word tally (the sum over the word's characters of how much each counts,
-        a learned sigmoid per character: its length at first, or its vowels, or its digits...),
-        split between the two bins around it, and the attention summed per bin: what
-        ``ForwardCache`` keeps as ``tallied`` to ``by_tally``. Slots in no word (spaces,
-        punctuation, the end slot) have no tally and add to no bin: attending the end slot
-        already ends the turn, and a bin for it let the tally's map learn to end turns too."""
-        k = self.shape.max_count
-        tallied = 1.0 / (1.0 + np.exp(-GAINS["T_key"] * self.params["T_key"]))
-        slot_words = feats.slot_words[feats.prompt_of]
-        in_word = slot_words != len(feats.word_chars) - 1  # the last row: no word
-        tally = (feats.word_chars @ tallied)[slot_words]  # (N, slots)
-        clipped = np.clip(tally, 0.0, k - 1)
-        lower = np.minimum(np.floor(clipped).astype(np.int64), k - 2)
-        frac = (clipped - lower).astype(attention.dtype)
-        read = attention * in_word
-        by_tally = self._per_count(read * (1.0 - frac), lower) + self._per_count(read * frac, lower + 1)
-        return tallied, in_word, lower, frac, (tally > 0.0) & (tally < k - 1), by_tally
 
     def _per_count(self, weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """(N, max_count): attention summed per in-word count of the attended characters."""
@@ -682,17 +629,6 @@ class PolicyModel:
         dattention = np.take_along_axis(dattended, feats.slots, axis=1)
         grads["C"] = GAINS["C"] * (cache.by_count.T @ dlogits)
         dattention += np.take_along_axis(dlogits @ (GAINS["C"] * p["C"]).T, feats.counts, axis=1)
-        grads["T_out"] = GAINS["T_out"] * (cache.by_tally.T @ dlogits)
-        dby_tally = dlogits @ (GAINS["T_out"] * p["T_out"]).T  # (N, max_count)
-        below = np.take_along_axis(dby_tally, cache.tally_bin, axis=1)
-        above = np.take_along_axis(dby_tally, cache.tally_bin + 1, axis=1)
-        dattention += cache.tally_in_word * (below + cache.tally_frac * (above - below))
-        dtally = np.where(cache.tally_inside, cache.attention * (above - below), 0.0)
-        dword = np.bincount(
-            feats.slot_words.ravel(), weights=_rows_sum(feats.prompt_of, dtally, feats.slot_words.shape).ravel(), minlength=len(feats.word_chars)
-        )
-        dtallied = feats.word_chars.T @ dword
-        grads["T_key"] = GAINS["T_key"] * dtallied * cache.tallied * (1.0 - cache.tallied)
         dscores = cache.attention * (dattention - (cache.attention * dattention).sum(axis=1, keepdims=True))
         grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores, p["P_pos"].shape)
         grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
