@@ -112,17 +112,23 @@ def prompt_words(model: PolicyModel, prompt: Sequence[int], max_tokens: int, con
     """The distinct words (maximal runs of letters and digits) of the prompt's last message and
     of the conversation's first, each as token ids ending with the end token, that fit
     ``max_tokens`` and the constraint."""
-    return _fitting([[*word, END] for word in _words(model, prompt)], max_tokens, constraint)
+    return _fitting(_singles(_words(model, prompt)), max_tokens, constraint)
 
 
 def prompt_phrases(model: PolicyModel, prompt: Sequence[int], max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
     """Two different words of the prompt (as ``prompt_words`` finds them), in either order and
     separated by a space, each as token ids ending with the end token, that fit ``max_tokens``
     and the constraint."""
-    words = _words(model, prompt)
+    return _fitting(_pairs(model, _words(model, prompt)), max_tokens, constraint)
+
+
+def _singles(words: list[list[int]]) -> list[list[int]]:
+    return [[*word, END] for word in words]
+
+
+def _pairs(model: PolicyModel, words: list[list[int]]) -> list[list[int]]:
     space = model.tokenizer.encode(" ")
-    pairs = [[*a, *space, *b, END] for a in words for b in words if a != b]
-    return _fitting(pairs, max_tokens, constraint)
+    return [[*a, *space, *b, END] for a in words for b in words if a != b]
 
 
 def _words(model: PolicyModel, prompt: Sequence[int]) -> list[list[int]]:
@@ -185,8 +191,9 @@ def explore(
     chosen: list[int] = []
     picks: list[list[int]] = []
     if (draws < share).any():
-        words = prompt_words(model, prompt, max_tokens, constraint)
-        phrases = prompt_phrases(model, prompt, max_tokens, constraint)
+        found = _words(model, prompt)  # read once for both kinds of candidate
+        words = _fitting(_singles(found), max_tokens, constraint)
+        phrases = _fitting(_pairs(model, found), max_tokens, constraint)
         for index in np.flatnonzero(draws < share):
             pool = phrases if phrases and rng.random() < PHRASE_SHARE else words
             if pool:

@@ -333,7 +333,9 @@ class PolicyModel:
             at += s.message_slots
         message, opening = heads
         content = tokens[start:stop]
-        rises = np.concatenate([self._rises(window[1:], window[:-1]), self._rises(message[:-1], message[1:]), self._rises(opening[:-1], opening[1:])])
+        rises = np.concatenate(  # the window reads backwards: slot d + 1 comes before slot d
+            [self._rises(window[1:], window[:-1]), self._rises(message[:-1], message[1:]), self._rises(opening[:-1], opening[1:])]
+        )
         return PromptView(
             window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
             np.minimum(counts, s.max_count - 1),
