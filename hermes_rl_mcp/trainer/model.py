@@ -158,6 +158,7 @@ class PromptView:
     rises: np.ndarray  # (neighbour_pairs,) float: +1 / -1 where a character's code is above / below the one before
     bag: np.ndarray  # (bag_chars + bag_words,) rows of the character and word bags
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
+    neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
 
 
 @dataclass
@@ -338,7 +339,7 @@ class PolicyModel:
         )
         return PromptView(
             window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
-            np.minimum(counts, s.max_count - 1),
+            np.minimum(counts, s.max_count - 1), _neighbours(window[None], [message[None], opening[None]])[0],
         )
 
     def _rises(self, before: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -360,15 +361,14 @@ class PolicyModel:
         """For each token, how often it occurs in its word (a maximal run of letters and
         digits); 0 outside words."""
         out = np.zeros(len(tokens), dtype=np.int64)
-        start = None
-        for i, token in enumerate([*tokens.tolist(), PAD]):
-            if self._is_word_char[token]:
-                if start is None:
-                    start = i
-            elif start is not None:
-                _, inverse, occurrences = np.unique(tokens[start:i], return_inverse=True, return_counts=True)
-                out[start:i] = occurrences[inverse]
-                start = None
+        in_word = self._is_word_char[tokens]
+        if not in_word.any():
+            return out
+        # one np.unique over (word number, token) keys, not one per word: this runs per prompt
+        word_number = np.cumsum(in_word & ~np.r_[False, in_word[:-1]])
+        keys = word_number[in_word] * self.shape.vocab_size + tokens[in_word]
+        _, inverse, occurrences = np.unique(keys, return_inverse=True, return_counts=True)
+        out[in_word] = occurrences[inverse.ravel()]
         return out
 
     def _bag_rows(self, content: np.ndarray) -> np.ndarray:
@@ -415,9 +415,10 @@ class PolicyModel:
                 emitted[i, done] = True
         return self._assemble(views, prompt_of, gen, step, prev, emitted)
 
-    def features_for_samples(self, view: PromptView, generated: np.ndarray) -> Features:
+    def features_for_samples(self, view: PromptView, generated: np.ndarray, images: np.ndarray | None = None) -> Features:
         """Inputs for n samples that share one prompt (its ``view``) and have each generated
-        ``generated[i]`` (all of the same length)."""
+        ``generated[i]`` (all of the same length). ``images`` is ``_images()``, for a caller
+        that assembles many steps with the same parameters."""
         s = self.shape
         n, t = generated.shape
         gen = np.full((n, s.gen_slots), PAD, dtype=np.int64)
@@ -428,7 +429,7 @@ class PolicyModel:
         emitted = np.zeros((n, s.vocab_size), dtype=bool)
         np.put_along_axis(emitted, generated.astype(np.int64), True, axis=1)
         prompt_of = np.zeros(n, dtype=np.int64)
-        return self._assemble([view], prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted)
+        return self._assemble([view], prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, images)
 
     def _assemble(
         self,
@@ -438,6 +439,7 @@ class PolicyModel:
         step: np.ndarray,
         prev: np.ndarray,
         emitted: np.ndarray,
+        images: np.ndarray | None = None,
     ) -> Features:
         """Features from the prompts' views and each position's turn so far (``prev`` (N, 2): the
         last two tokens emitted, -1 before the first; at the first step the prompt's last token
@@ -466,9 +468,9 @@ class PolicyModel:
         characters = np.concatenate([window, message, opening], axis=1)
         characters = np.where(characters >= self.tokenizer.first_char_id, characters, PAD)
         slots_p = np.concatenate([characters, np.full((len(views), 1), END, dtype=np.int64)], axis=1)
-        neighbours = _neighbours(window, [message, opening])  # (P, pointer_slots, offsets)
+        neighbours = _stack([view.neighbours for view in views], s.pointer_slots, len(NEIGHBOUR_OFFSETS))
         around = neighbours[prompt_of]
-        images = self._images()[around]
+        images = (self._images() if images is None else images)[around]
         valid = around != PAD
         last, before = prev[:, 1], prev[:, 0]
         follows = (images == last[:, None, None]) & (last >= 0)[:, None, None] & valid
@@ -509,9 +511,12 @@ class PolicyModel:
 
     # -- forward / backward ---------------------------------------------------------------------
 
-    def forward(self, feats: Features, temperature: float = 1.0, allowed: np.ndarray | None = None) -> ForwardCache:
+    def forward(
+        self, feats: Features, temperature: float = 1.0, allowed: np.ndarray | None = None, copy_map: np.ndarray | None = None
+    ) -> ForwardCache:
         """Next-token probabilities at ``temperature`` (> 0) for every position in ``feats``;
-        ``allowed`` (N, V), when given, masks each position's tokens further (constrained decoding)."""
+        ``allowed`` (N, V), when given, masks each position's tokens further (constrained decoding).
+        ``copy_map`` is ``_copy_map()``, for a caller that runs many steps with the same parameters."""
         p = self.params
         split = feats.prompt_dense.shape[1]
         per_prompt = p["W_in"][feats.prompt_rows].sum(axis=1) + feats.prompt_dense @ p["U"][:split]
@@ -519,7 +524,7 @@ class PolicyModel:
         hidden = np.maximum(pre, 0.0)
         attention = self._attention(feats, hidden)
         attended = self._per_token(attention, feats.slots)
-        copy_map = self._copy_map()
+        copy_map = self._copy_map() if copy_map is None else copy_map
         copied = attended @ copy_map
         gate = np.log(COPY_FLOOR + copied)
         pointer_gain = GAINS["P_gain"] * p["P_gain"][feats.step]
@@ -556,8 +561,8 @@ class PolicyModel:
         identity = IDENTITY_LOGIT * np.eye(self.shape.vocab_size, dtype=self.dtype)
         return identity + GAINS["M"] * p["M"] + GAINS["R"] * by_distance
 
-    def _copy_map(self) -> np.ndarray:
-        logits = self._map_logits()
+    def _copy_map(self, logits: np.ndarray | None = None) -> np.ndarray:
+        logits = self._map_logits() if logits is None else logits.copy()
         logits -= logits.max(axis=1, keepdims=True)
         weights = np.exp(logits)
         return weights / weights.sum(axis=1, keepdims=True)
@@ -706,8 +711,9 @@ def _neighbours(window: np.ndarray, heads: Sequence[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _stack(rows: list[np.ndarray], width: int) -> np.ndarray:
-    return np.stack(rows) if rows else np.zeros((0, width), dtype=np.int64)
+def _stack(rows: list[np.ndarray], *shape: int) -> np.ndarray:
+    """The prompts' rows stacked; an empty batch of rows of ``shape`` for no prompts."""
+    return np.stack(rows) if rows else np.zeros((0, *shape), dtype=np.int64)
 
 
 def _hash_rows(keys: np.ndarray, rows: int) -> np.ndarray:
@@ -756,6 +762,9 @@ def generate(
     """
     tok = model.tokenizer
     view = model.prompt_view(prompt)
+    # the parameters do not change while sampling: the copy map is the same at every step
+    map_logits = model._map_logits()
+    images, copy_map = map_logits.argmax(axis=1), model._copy_map(map_logits)
     tokens = np.zeros((n, 0), dtype=np.int64)
     logps = np.zeros((n, 0))
     active = np.ones(n, dtype=bool)
@@ -765,17 +774,17 @@ def generate(
         rows = np.flatnonzero(active)
         if rows.size == 0:
             break
-        feats = model.features_for_samples(view, tokens[rows])
+        feats = model.features_for_samples(view, tokens[rows], images)
         allowed = None
         if constraint is not None:
             # every row so far followed the trie, so each has a mask
             allowed = np.stack([constraint.allowed(tokens[row]) for row in rows])
         if temperature == 0:
-            probs = model.forward(feats, 1.0, allowed).probs
+            probs = model.forward(feats, 1.0, allowed, copy_map).probs
             chosen = probs.argmax(axis=1)
             chosen_lp = np.zeros(rows.size)
         else:
-            cache = model.forward(feats, temperature, allowed)
+            cache = model.forward(feats, temperature, allowed, copy_map)
             probs = cache.probs
             if top_p < 1.0:
                 probs = _nucleus(probs, top_p)
