@@ -144,14 +144,27 @@ class _Mirror:
                     self._note(f"W&B mirror disabled: {type(exc).__name__}: {exc}")
                     run = None
             item = self._records.get()
-        if run is not None:
-            try:
-                import wandb
+        if self._started:
+            self._end(run)
 
-                run.finish()
-                wandb.teardown()
-            except Exception:  # noqa: BLE001
-                pass
+    def _end(self, run: Any) -> None:
+        """Finish the run and end W&B's helper process, each on its own: the teardown also
+        withdraws W&B's exit hook, which otherwise prints a traceback at the component's exit
+        when the helper has already died (killed, or ended with the component's process tree)."""
+        import wandb
+
+        steps = [("finishing the run", run.finish)] if run is not None else []
+        problems = []
+        for what, action in [*steps, ("teardown", wandb.teardown)]:
+            try:
+                action()
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - W&B's errors differ by version
+                problems.append(f"{what}: {type(exc).__name__}: {exc}".rstrip(": "))
+        if problems:
+            self._note(
+                "W&B's helper process did not end the run cleanly (" + "; ".join(problems)
+                + "); metrics.jsonl holds every record"
+            )
 
     def _start(self, online: bool, base_url: str, problem: str | None) -> Any:
         if not online or problem is not None:

@@ -228,6 +228,58 @@ def test_a_stopped_run_with_wandb_ends_its_logs_with_the_stop() -> None:
     anyio.run(scenario)
 
 
+def wandb_helpers_of(run_id: str) -> dict[str, int]:
+    """The pid of each component's W&B helper process (wandb-core), by the component it serves."""
+    commands: dict[int, tuple[int, str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            commands[int(entry.name)] = (parent, command)
+    helpers = {}
+    for pid, (parent, command) in commands.items():
+        owner = commands.get(parent, (0, ""))[1]
+        if "wandb-core" in command and run_id in owner:
+            helpers["env" if " serve " in owner else "trainer"] = pid
+    return helpers
+
+
+def test_a_w_and_b_helper_killed_under_a_component_leaves_a_note_not_a_traceback() -> None:
+    """W&B's helper can die first (killed, or ended with its component's process tree when the
+    component overruns its stop grace): the log then says so in one line and still ends with the stop."""
+
+    async def scenario() -> None:
+        async with in_memory("legacy") as client:
+            structured(await client.call_tool("rl_select_environment", {"name": "reverse_text"}))
+            structured(await client.call_tool("rl_edit_config", {"field": "env.use_wandb", "value": True}))
+            run_id = structured(await client.call_tool("rl_start_training", {}))["run_id"]
+            deadline = time.monotonic() + 90
+            while len(helpers := wandb_helpers_of(run_id)) < 2:
+                status = structured(await client.call_tool("rl_check_status", {"run_id": run_id}))
+                assert status["status"] in ("starting", "running") and time.monotonic() < deadline, (status, helpers)
+                await anyio.sleep(0.2)
+            os.kill(helpers["env"], signal.SIGKILL)
+            stopped = structured(await client.call_tool("rl_stop_training", {"run_id": run_id}))
+            assert stopped["status"] == "stopped" and stopped["leftover_pids"] == []
+            logs = {
+                component: structured(await client.call_tool(
+                    "rl_get_logs", {"run_id": run_id, "component": component, "lines": 400}
+                ))["text"]
+                for component in ("trainer", "env")
+            }
+            for component, text in logs.items():
+                assert "Traceback" not in text, f"{component}.log:\n{text[-2000:]}"
+            assert "metrics.jsonl holds every record" in logs["env"], logs["env"][-1000:]
+            assert "stopped by signal" in logs["env"].splitlines()[-1], logs["env"][-500:]
+            assert "W&B" not in logs["trainer"], logs["trainer"][-1000:]  # its own helper was untouched
+            assert "stopped by signal at step" in logs["trainer"].splitlines()[-1], logs["trainer"][-500:]
+
+    anyio.run(scenario)
+
+
 @pytest.mark.parametrize("era", ERAS)
 def test_status_names_a_frozen_trainer_and_a_stop_still_ends_it(era: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HERMES_RL_STALL_AFTER_S", "2")
