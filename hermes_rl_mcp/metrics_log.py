@@ -13,6 +13,7 @@ A W&B failure never stops training.
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import os
@@ -99,6 +100,7 @@ class _Mirror:
         self._lock = threading.Lock()
         self._started = False  # W&B's start-up has begun: a close must wait for its finish
         self._abandoned = False  # set by a hurried close before W&B's start-up began
+        self._ended = False  # W&B has been finished and torn down (or that is under way)
         self._thread = threading.Thread(target=self._run, name="wandb-mirror", daemon=True)
         self._thread.start()
 
@@ -133,6 +135,10 @@ class _Mirror:
             run = self._start(online, base_url, problem)
             if run is None:
                 return  # stopped before W&B started: metrics.jsonl holds every record
+            # Registered after W&B's own exit hook, so it runs first (atexit is last in, first
+            # out): a component that exits without closing the mirror (a second signal during
+            # its stop) still ends W&B quietly.
+            atexit.register(self._end, None)
         except Exception as exc:  # noqa: BLE001 - the mirror must never stop training
             self._note(f"W&B mirror disabled: {type(exc).__name__}: {exc}")
             run = None
@@ -151,6 +157,10 @@ class _Mirror:
         """Finish the run and end W&B's helper process, each on its own: the teardown also
         withdraws W&B's exit hook, which otherwise prints a traceback at the component's exit
         when the helper has already died (killed, or ended with the component's process tree)."""
+        with self._lock:
+            if self._ended:
+                return
+            self._ended = True
         import wandb
 
         steps = [("finishing the run", run.finish)] if run is not None else []

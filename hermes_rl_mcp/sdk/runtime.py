@@ -181,10 +181,12 @@ class EnvRuntime:
         return metrics
 
     async def close(self) -> None:
-        await self.env.policy.aclose()
-        task = asyncio.current_task()
-        # Cancelled means stopped by a signal: end within the supervisor's grace period.
-        self.metrics_log.close(hurry=task is not None and task.cancelling() > 0)
+        try:
+            await self.env.policy.aclose()
+        finally:  # a second signal while closing the policy still closes the metrics
+            task = asyncio.current_task()
+            # Cancelled means stopped by a signal: end within the supervisor's grace period.
+            self.metrics_log.close(hurry=task is not None and task.cancelling() > 0)
 
 
 class Server:
