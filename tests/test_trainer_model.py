@@ -61,11 +61,14 @@ def test_log_likelihood_gradient_matches_finite_differences() -> None:
     prompts.append(TOK.generation_prompt([
         {"role": "user", "content": "at 2 goal 5"}, {"role": "assistant", "content": "R"}, {"role": "user", "content": "ok"},
     ]))
-    # "hello" continues with the copy map's images of "he", so the neighbour scores carry gradient
-    generated = [[], model._images()[TOK.encode("he")].tolist(), TOK.encode("-"), TOK.encode("ab")]
-    targets = np.asarray(TOK.encode("1l6R"))
-    weights = np.array([0.7, -1.3, 0.4, 2.0])
-    entropy_weights = np.array([0.2, 0.5, -0.3, 0.1])  # the entropy bonus's gradient is checked too
+    # "hello" continues with the copy map's images of "he", so the neighbour scores carry gradient;
+    # "wxyz" with those of "yz", its last characters, so the end slot's neighbour scores do too
+    prompts.append(TOK.generation_prompt([{"role": "user", "content": "wxyz"}]))
+    images = model._images()
+    generated = [[], images[TOK.encode("he")].tolist(), TOK.encode("-"), TOK.encode("ab"), images[TOK.encode("yz")].tolist()]
+    targets = np.asarray(TOK.encode("1l6Rq"))
+    weights = np.array([0.7, -1.3, 0.4, 2.0, -0.9])
+    entropy_weights = np.array([0.2, 0.5, -0.3, 0.1, 0.4])  # the entropy bonus's gradient is checked too
     feats = model.features(prompts, generated)
     temperature = 0.8
 

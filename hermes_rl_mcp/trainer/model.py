@@ -25,8 +25,9 @@ views of its context, each a bias that helps short text tasks in general:
   the whole prompt), by coverage (whether the slot's token was already emitted this turn) and by
   neighbourhood (whether the slot follows, or precedes, a prompt occurrence of the token just
   emitted, or of the last two, so copying a span forwards or backwards is one weight and a
-  letter shared by two words does not switch words mid-copy). The attended mass goes through
-  a learned copy map (the identity at first; ``M`` per token pair and ``R`` per code distance,
+  letter shared by two words does not switch words mid-copy; the end slot follows the last
+  message's last characters, so "stop where the message stops" is a weight too). The attended
+  mass goes through a learned copy map (the identity at first; ``M`` per token pair and ``R`` per code distance,
   shared by every character) and each token's probability is multiplied by a power of the
   mass it receives (plus a floor). So "emit the k-th character", "emit the largest digit",
   "emit the next unused letter", "continue the word" or "emit each letter transformed" is a few
@@ -65,7 +66,7 @@ Params = dict[str, np.ndarray]
 # likelier than others, whatever the number of slots the attention spreads over.
 COPY_FLOOR = 0.003
 GAINS = {
-    "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_gain": 10.0,
+    "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_end": 10.0, "P_gain": 10.0,
     "M": 10.0, "R": 60.0, "C": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0,
@@ -273,11 +274,14 @@ class PolicyModel:
             "W2": rng.normal(0.0, 0.1 / np.sqrt(h), (h, v)),
             "b2": np.zeros(v),
             "B_step": np.zeros((shape.max_steps, v)),
-            "P_pos": np.zeros((shape.max_steps, shape.pointer_slots)),
+            "P_pos": np.zeros((shape.max_steps, shape.pointer_slots - 1)),  # per step, for the character slots
             "P_key": np.zeros(v),
             "P_used": np.zeros(1),
             "P_gain": np.full(shape.max_steps, copy_prior),
             "P_rel": np.zeros(len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES),
+            # The end slot's neighbour scores and bias, learned on their own: whether a span
+            # copied up to the last message's end ends the answer too depends on the task.
+            "P_end": np.zeros(len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES + 1),
             "M": np.zeros((v, v)),  # what an attended token adds to other tokens' logits
             "R": np.zeros(2 * v - 1),  # the same by code distance: shared by every character
             "C": np.zeros((shape.max_count, v)),  # what attending a character that occurs k times in its word adds
@@ -289,7 +293,7 @@ class PolicyModel:
         # tokens, falling off linearly with distance; the last message's start view starts below
         # them, and a conversation's opening further below.
         distance = np.concatenate(
-            [np.arange(shape.window), np.full(shape.message_slots, shape.window / 2), np.full(shape.message_slots, shape.window), [0.0]]
+            [np.arange(shape.window), np.full(shape.message_slots, shape.window / 2), np.full(shape.message_slots, shape.window)]
         )
         params["P_pos"][:] = -recency_slope * distance
         params["B_step"][0, END] = -end_prior
@@ -334,12 +338,14 @@ class PolicyModel:
             at += s.message_slots
         message, opening = heads
         content = tokens[start:stop]
+        tail = np.full(2, PAD, dtype=np.int64)  # the last message's last two tokens, last first
+        tail[: min(2, len(content))] = content[::-1][:2]
         rises = np.concatenate(  # the window reads backwards: slot d + 1 comes before slot d
             [self._rises(window[1:], window[:-1]), self._rises(message[:-1], message[1:]), self._rises(opening[:-1], opening[1:])]
         )
         return PromptView(
             window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
-            np.minimum(counts, s.max_count - 1), _neighbours(window[None], [message[None], opening[None]])[0],
+            np.minimum(counts, s.max_count - 1), _neighbours(window[None], [message[None], opening[None]], tail[None])[0],
         )
 
     def _rises(self, before: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -570,11 +576,16 @@ class PolicyModel:
     def _attention(self, feats: Features, hidden: np.ndarray) -> np.ndarray:
         """Pointer weights over the slots: position (per step, and as the hidden layer asks) +
         token key (fixed, and as the hidden layer asks) + coverage + neighbourhood; empty slots
-        get none, the end slot (last) is scored by position alone (when to end stays the
-        step's and the output's decision: a query on it let runs settle on ending early)."""
+        get none. The end slot (last) is scored only by a bias and by neighbourhood, with weights
+        of its own (``P_end``): whether a copy that reached the last message's end ends the
+        answer too is each task's to learn. It has no query (a query on it let runs settle on
+        ending early) and no score per step: one let a task whose answers mostly end at step 5
+        end its longer ones there too, with no sample left to show otherwise."""
         p = self.params
-        scores = GAINS["P_pos"] * p["P_pos"][feats.step] + GAINS["P_used"] * p["P_used"][0] * feats.used
-        scores += feats.follows @ (GAINS["P_rel"] * p["P_rel"])
+        scores = GAINS["P_used"] * p["P_used"][0] * feats.used
+        scores[:, :-1] += GAINS["P_pos"] * p["P_pos"][feats.step]
+        scores[:, :-1] += feats.follows[:, :-1] @ (GAINS["P_rel"] * p["P_rel"])
+        scores[:, -1] += self._end_inputs(feats) @ (GAINS["P_end"] * p["P_end"])
         scores[:, :-1] += hidden @ (GAINS["Q_pos"] * p["Q_pos"])
         wanted = GAINS["P_key"] * p["P_key"] + hidden @ (GAINS["Q_key"] * p["Q_key"])  # (N, V)
         scores[:, :-1] += np.take_along_axis(wanted, feats.slots[:, :-1], axis=1)
@@ -582,6 +593,12 @@ class PolicyModel:
         scores -= scores.max(axis=1, keepdims=True)
         weights = np.exp(scores)
         return weights / weights.sum(axis=1, keepdims=True)
+
+    @staticmethod
+    def _end_inputs(feats: Features) -> np.ndarray:
+        """(N, offsets + pairs + 1): the end slot's neighbour scores and a constant for its bias."""
+        follows = feats.follows[:, -1]
+        return np.concatenate([follows, np.ones((len(follows), 1), dtype=follows.dtype)], axis=1)
 
     def _per_count(self, weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """(N, max_count): attention summed per in-word count of the attended characters."""
@@ -637,9 +654,10 @@ class PolicyModel:
         grads["C"] = GAINS["C"] * (cache.by_count.T @ dlogits)
         dattention += np.take_along_axis(dlogits @ (GAINS["C"] * p["C"]).T, feats.counts, axis=1)
         dscores = cache.attention * (dattention - (cache.attention * dattention).sum(axis=1, keepdims=True))
-        grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores, p["P_pos"].shape)
+        grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores[:, :-1], p["P_pos"].shape)
         grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
-        grads["P_rel"] = GAINS["P_rel"] * np.einsum("ns,nsk->k", dscores, feats.follows)
+        grads["P_rel"] = GAINS["P_rel"] * np.einsum("ns,nsk->k", dscores[:, :-1], feats.follows[:, :-1])
+        grads["P_end"] = GAINS["P_end"] * (dscores[:, -1] @ self._end_inputs(feats))
         dwanted = self._per_token(dscores[:, :-1], feats.slots[:, :-1])  # (N, V)
         grads["P_key"] = GAINS["P_key"] * dwanted.sum(axis=0)
         grads["Q_key"] = GAINS["Q_key"] * (cache.hidden.T @ dwanted)
@@ -689,11 +707,13 @@ def last_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
     return start, stop
 
 
-def _neighbours(window: np.ndarray, heads: Sequence[np.ndarray]) -> np.ndarray:
+def _neighbours(window: np.ndarray, heads: Sequence[np.ndarray], tail: np.ndarray) -> np.ndarray:
     """(P, pointer_slots, offsets): for each slot, the prompt token ``k`` places before it in
-    reading order, for each k of NEIGHBOUR_OFFSETS (PAD off either end, and for the last slot).
+    reading order, for each k of NEIGHBOUR_OFFSETS (PAD off either end).
     Window slot d reads after slot d + 1; slot j of a message's head (``heads``, each read from
-    the message's start) after slot j - 1."""
+    the message's start) after slot j - 1; the end slot (last) after the last message's last
+    tokens (``tail`` (P, 2), last first), as its end token does: a span copied to the message's
+    end is followed by the end slot as by any other."""
     p, w = window.shape
     total = w + sum(head.shape[1] for head in heads) + 1
     out = np.full((p, total, len(NEIGHBOUR_OFFSETS)), PAD, dtype=np.int64)
@@ -708,6 +728,8 @@ def _neighbours(window: np.ndarray, heads: Sequence[np.ndarray]) -> np.ndarray:
             inside = (source >= 0) & (source < m)
             out[:, at : at + m, k_index][:, inside] = head[:, source[inside]]
             at += m
+        if 1 <= k <= tail.shape[1]:
+            out[:, -1, k_index] = tail[:, k - 1]
     return out
 
 
