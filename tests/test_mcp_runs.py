@@ -200,28 +200,39 @@ def test_bad_run_ids_components_and_uris_are_clear_errors(era: str) -> None:
     anyio.run(scenario)
 
 
+async def start_run_with_wandb(client: Client) -> str:
+    """Start a reverse_text run with its offline W&B mirror on; returns its run id."""
+    structured(await client.call_tool("rl_select_environment", {"name": "reverse_text"}))
+    structured(await client.call_tool("rl_edit_config", {"field": "env.use_wandb", "value": True}))
+    return structured(await client.call_tool("rl_start_training", {}))["run_id"]
+
+
+async def stop_and_read_logs(client: Client, run_id: str) -> dict[str, str]:
+    """Stop the run (every process ended) and return its trainer and env logs, checked to hold no traceback."""
+    stopped = structured(await client.call_tool("rl_stop_training", {"run_id": run_id}))
+    assert stopped["status"] == "stopped" and stopped["leftover_pids"] == []
+    logs = {
+        component: structured(await client.call_tool(
+            "rl_get_logs", {"run_id": run_id, "component": component, "lines": 400}
+        ))["text"]
+        for component in ("trainer", "env")
+    }
+    for component, text in logs.items():
+        assert "Traceback" not in text, f"{component}.log:\n{text[-2000:]}"
+    return logs
+
+
 def test_a_stopped_run_with_wandb_ends_its_logs_with_the_stop() -> None:
     """Each component finishes its offline W&B run before its helper processes are ended."""
 
     async def scenario() -> None:
         async with in_memory("legacy") as client:
-            structured(await client.call_tool("rl_select_environment", {"name": "reverse_text"}))
-            structured(await client.call_tool("rl_edit_config", {"field": "env.use_wandb", "value": True}))
-            run_id = structured(await client.call_tool("rl_start_training", {}))["run_id"]
+            run_id = await start_run_with_wandb(client)
             deadline = time.monotonic() + 60
             while (status := structured(await client.call_tool("rl_check_status", {"run_id": run_id})))["step"] < 3:
                 assert status["status"] in ("starting", "running") and time.monotonic() < deadline, status
                 await anyio.sleep(0.2)
-            stopped = structured(await client.call_tool("rl_stop_training", {"run_id": run_id}))
-            assert stopped["status"] == "stopped" and stopped["leftover_pids"] == []
-            logs = {
-                component: structured(await client.call_tool(
-                    "rl_get_logs", {"run_id": run_id, "component": component, "lines": 400}
-                ))["text"]
-                for component in ("trainer", "env")
-            }
-            for component, text in logs.items():
-                assert "Traceback" not in text, f"{component}.log:\n{text[-2000:]}"
+            logs = await stop_and_read_logs(client, run_id)
             assert "stopped by signal at step" in logs["trainer"].splitlines()[-1], logs["trainer"][-500:]
             assert "stopped by signal" in logs["env"].splitlines()[-1], logs["env"][-500:]
 
@@ -253,25 +264,14 @@ def test_a_w_and_b_helper_killed_under_a_component_leaves_a_note_not_a_traceback
 
     async def scenario() -> None:
         async with in_memory("legacy") as client:
-            structured(await client.call_tool("rl_select_environment", {"name": "reverse_text"}))
-            structured(await client.call_tool("rl_edit_config", {"field": "env.use_wandb", "value": True}))
-            run_id = structured(await client.call_tool("rl_start_training", {}))["run_id"]
+            run_id = await start_run_with_wandb(client)
             deadline = time.monotonic() + 90
             while len(helpers := wandb_helpers_of(run_id)) < 2:
                 status = structured(await client.call_tool("rl_check_status", {"run_id": run_id}))
                 assert status["status"] in ("starting", "running") and time.monotonic() < deadline, (status, helpers)
                 await anyio.sleep(0.2)
             os.kill(helpers["env"], signal.SIGKILL)
-            stopped = structured(await client.call_tool("rl_stop_training", {"run_id": run_id}))
-            assert stopped["status"] == "stopped" and stopped["leftover_pids"] == []
-            logs = {
-                component: structured(await client.call_tool(
-                    "rl_get_logs", {"run_id": run_id, "component": component, "lines": 400}
-                ))["text"]
-                for component in ("trainer", "env")
-            }
-            for component, text in logs.items():
-                assert "Traceback" not in text, f"{component}.log:\n{text[-2000:]}"
+            logs = await stop_and_read_logs(client, run_id)
             assert "metrics.jsonl holds every record" in logs["env"], logs["env"][-1000:]
             assert "stopped by signal" in logs["env"].splitlines()[-1], logs["env"][-500:]
             assert "W&B" not in logs["trainer"], logs["trainer"][-1000:]  # its own helper was untouched
