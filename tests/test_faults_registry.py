@@ -38,10 +38,14 @@ def damage(registry: Path, how: str) -> None:
 
 
 def fill_registry(state: Path) -> None:
-    """Enough rows that the file spans many pages, so half of it is a real truncation."""
+    """Enough rows that the file spans many pages, so half of it is a real truncation. Each run
+    is left only once its supervisor has exited: the registry says completed a moment before the
+    supervisor exits, a rebuild in that moment records the run as running (its supervisor still
+    lives), and the exit then reads as "supervisor died"."""
     for _ in range(3):
         finished = start_run(run_config(total_steps=20, finish=True), state=state)
-        wait_for(finished.run_id, state, lambda s: s.status == "completed")
+        done = wait_for(finished.run_id, state, lambda s: s.status == "completed")
+        assert not wait_gone(tree_pids(done), timeout=30)
 
 
 @pytest.mark.parametrize("era", ERAS)
