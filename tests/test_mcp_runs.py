@@ -14,6 +14,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from hermes_rl_mcp.runs.procs import descendants
 from mcp_helpers import ERA_VERSION, ERAS, refusal_text, in_memory, structured
 
 SHORT_RUN = {"env.total_steps": 12, "env.steps_per_eval": 6, "env.use_wandb": False}
@@ -239,22 +240,16 @@ def test_a_stopped_run_with_wandb_ends_its_logs_with_the_stop() -> None:
     anyio.run(scenario)
 
 
-def wandb_helpers_of(run_id: str) -> dict[str, int]:
+def wandb_helpers_of(status: dict) -> dict[str, int]:
     """The pid of each component's W&B helper process (wandb-core), by the component it serves."""
-    commands: dict[int, tuple[int, str]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            commands[int(entry.name)] = (parent, command)
     helpers = {}
-    for pid, (parent, command) in commands.items():
-        owner = commands.get(parent, (0, ""))[1]
-        if "wandb-core" in command and run_id in owner:
-            helpers["env" if " serve " in owner else "trainer"] = pid
+    for name, component in status["components"].items():
+        for child in descendants(component["pid"]) if component.get("pid") else ():
+            try:
+                if b"wandb-core" in Path(f"/proc/{child.pid}/cmdline").read_bytes():
+                    helpers[name] = child.pid
+            except OSError:
+                continue
     return helpers
 
 
@@ -266,8 +261,9 @@ def test_a_w_and_b_helper_killed_under_a_component_leaves_a_note_not_a_traceback
         async with in_memory("legacy") as client:
             run_id = await start_run_with_wandb(client)
             deadline = time.monotonic() + 90
-            while len(helpers := wandb_helpers_of(run_id)) < 2:
-                status = structured(await client.call_tool("rl_check_status", {"run_id": run_id}))
+            while len(helpers := wandb_helpers_of(
+                status := structured(await client.call_tool("rl_check_status", {"run_id": run_id}))
+            )) < 2:
                 assert status["status"] in ("starting", "running") and time.monotonic() < deadline, (status, helpers)
                 await anyio.sleep(0.2)
             os.kill(helpers["env"], signal.SIGKILL)

@@ -27,9 +27,9 @@ views of its context, each a bias that helps short text tasks in general:
   emitted, or of the last two, so copying a span forwards or backwards is one weight and a
   letter shared by two words does not switch words mid-copy; the end slot follows the last
   message's last characters, so "stop where the message stops" is a weight too). The attended
-  mass goes through a learned copy map (the identity at first; ``M`` per token pair and ``R`` per code distance,
-  shared by every character) and each token's probability is multiplied by a power of the
-  mass it receives (plus a floor). So "emit the k-th character", "emit the largest digit",
+  mass goes through a learned copy map (the identity at first; ``M`` per token pair and ``R``
+  per code distance, shared by every character) and each token's probability is multiplied by
+  a power of the mass it receives (plus a floor). So "emit the k-th character", "emit the largest digit",
   "emit the next unused letter", "continue the word" or "emit each letter transformed" is a few
   weights to learn.
 * **counts through the pointer**: each slot also carries how often its character occurs in
