@@ -29,7 +29,8 @@ from hermes_rl_mcp.trainer.checkpoints import load_checkpoint, save_checkpoint
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
 from hermes_rl_mcp.trainer.grpo import BatchError, clipped_objective, flatten_groups, group_advantages
 from hermes_rl_mcp.trainer.learner import Learner
-from hermes_rl_mcp.trainer.model import PolicyModel, generate
+from hermes_rl_mcp.trainer.model import PolicyModel
+from hermes_rl_mcp.trainer.sampling import generate
 from hermes_rl_mcp.trainer.settings import TrainerConfig
 from hermes_rl_mcp.trainer.tokenizer import END, CharTokenizer
 

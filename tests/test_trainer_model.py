@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
-from hermes_rl_mcp.trainer.model import PolicyModel, generate
+from hermes_rl_mcp.trainer.model import PolicyModel
+from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, USER, CharTokenizer, ChatTemplateError
 
 TOK = CharTokenizer()
@@ -113,6 +114,32 @@ def test_sampled_logprobs_are_the_models_own_log_likelihood() -> None:
             assert len(sample.token_ids) == 5 and END not in sample.token_ids
         own = model.completion_logprobs(prompt, sample.token_ids, temperature=0.7)
         np.testing.assert_allclose(sample.logprobs, own, atol=1e-4)
+
+
+def test_a_batch_samples_each_request_as_it_would_be_sampled_alone() -> None:
+    """Requests sampled together (different prompts, counts, budgets, stops and constraints)
+    get what each would get alone with the same random generator."""
+    model = small_model(np.float64)  # float64: batched sums round alike, no draw lands between them
+    conversations = ["plane", "You are at 2, the goal is at 5.", "7-9", "abc abc"]
+    prompts = [TOK.generation_prompt([{"role": "user", "content": text}]) for text in conversations]
+    settings = [
+        {"n": 3, "max_tokens": 5},
+        {"n": 1, "max_tokens": 2},
+        {"n": 4, "max_tokens": 4, "constraint": ChoiceConstraint(["-2", "16", "3"], TOK)},
+        {"n": 2, "max_tokens": 7, "stop": ("c",)},
+    ]
+    for temperature in (1.3, 0.0):
+        jobs = [SampleJob(prompt, rng=np.random.default_rng(seed), **kw) for seed, (prompt, kw) in enumerate(zip(prompts, settings))]
+        together = generate_batch(model, jobs, temperature=temperature)
+        for seed, (prompt, kw) in enumerate(zip(prompts, settings)):
+            alone = generate(model, prompt, temperature=temperature, rng=np.random.default_rng(seed), **kw)
+            assert [s.token_ids for s in together[seed]] == [s.token_ids for s in alone]
+            assert [s.finish_reason for s in together[seed]] == [s.finish_reason for s in alone]
+            np.testing.assert_allclose(
+                np.concatenate([s.logprobs for s in together[seed]]), np.concatenate([s.logprobs for s in alone]), atol=1e-9
+            )
+        assert all(len(s.token_ids) <= 2 for s in together[1])
+        assert {TOK.decode(s.token_ids[:-1]) for s in together[2]} <= {"-2", "16", "3"}
 
 
 def test_greedy_and_nucleus_sampling() -> None:

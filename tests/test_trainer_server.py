@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -13,7 +14,8 @@ import pytest
 import uvicorn
 
 from hermes_rl_mcp.trainer.model import PolicyModel
-from hermes_rl_mcp.trainer.policy_server import PolicyHolder, build_app
+from hermes_rl_mcp.trainer.policy_server import PolicyHolder, SamplingBatches, build_app
+from hermes_rl_mcp.trainer.sampling import SampleJob
 from hermes_rl_mcp.trainer.tokenizer import END, CharTokenizer
 
 TOK = CharTokenizer()
@@ -92,6 +94,60 @@ def test_text_completion_with_stop_and_seed(served: tuple[str, PolicyHolder]) ->
         assert not any("a" <= ch <= "z" for ch in choice["text"])  # the stop string is cut from the text
         if generated and "a" <= generated[-1] <= "z":
             assert choice["finish_reason"] == "stop" and choice["text"] == generated[:-1]
+
+
+def test_concurrent_requests_share_batches_and_each_gets_its_own_answer(served: tuple[str, PolicyHolder]) -> None:
+    """A multi-turn environment sends its episodes' turns at once: the server samples them
+    together, and every request still gets its own n, budget, stop and constraint."""
+    base, holder = served
+    before_batches, before_requests = holder.batches.batches_sampled, holder.batches.requests_sampled
+
+    def body(i: int) -> dict:
+        request = {"messages": [{"role": "user", "content": f"You are at {i % 6}, the goal is at {i % 5}."}]}
+        request |= {"n": 1 + i % 3, "max_tokens": 1 + i % 4, "temperature": 1.0}
+        if i % 4 == 1:
+            request["guided_choice"] = ["L", "R"]
+        if i % 4 == 2:
+            request["stop"] = ["a", "e"]
+        return request
+
+    async def send_all() -> list[dict]:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            responses = await asyncio.gather(*(client.post("/v1/chat/completions", json=body(i)) for i in range(24)))
+        return [response.json() for response in responses]
+
+    answers = asyncio.run(send_all())
+    for i, data in enumerate(answers):
+        request = body(i)
+        assert data["prompt_token_ids"] == TOK.generation_prompt(request["messages"])
+        assert len(data["choices"]) == request["n"]
+        for choice in data["choices"]:
+            assert 1 <= len(choice["token_ids"]) <= request["max_tokens"]
+            if "guided_choice" in request:
+                assert choice["message"]["content"] in ("L", "R")  # its budget, 2, holds a letter and the end
+            if "stop" in request:
+                assert "a" not in choice["message"]["content"] and "e" not in choice["message"]["content"]
+    requests = holder.batches.requests_sampled - before_requests
+    batches = holder.batches.batches_sampled - before_batches
+    assert requests == 24 and batches < requests, (batches, requests)
+
+
+def test_a_request_that_fails_in_a_batch_fails_alone() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=16, seed=1)
+    batches = SamplingBatches(lambda: model)
+    good = TOK.generation_prompt([{"role": "user", "content": "abc"}])
+    broken = [*good[:-1], TOK.vocab_size + 5, good[-1]]  # a token id no vocabulary has
+
+    async def sample_three() -> list:
+        jobs = [SampleJob(prompt, 2, 3, np.random.default_rng(0)) for prompt in (good, broken, good)]
+        return await asyncio.gather(*(batches.sample(job, 1.0, 1.0) for job in jobs), return_exceptions=True)
+
+    first, failed, third = asyncio.run(sample_three())
+    assert isinstance(failed, IndexError)
+    for answer in (first, third):
+        snapshot, samples = answer
+        assert snapshot is model and len(samples) == 2
+    assert batches.requests_sampled == 3 and batches.batches_sampled == 1
 
 
 @pytest.mark.parametrize(

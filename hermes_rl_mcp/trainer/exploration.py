@@ -37,7 +37,8 @@ import numpy as np
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
 from hermes_rl_mcp.trainer.grpo import TokenBatch
-from hermes_rl_mcp.trainer.model import Generation, PolicyModel, first_message_bounds, last_message_bounds
+from hermes_rl_mcp.trainer.model import PolicyModel, first_message_bounds, last_message_bounds
+from hermes_rl_mcp.trainer.sampling import Generation
 from hermes_rl_mcp.trainer.tokenizer import END
 
 # Of the samples replaced by the prompt's words, the share given two words rather than one

@@ -50,7 +50,6 @@ from typing import Sequence
 
 import numpy as np
 
-from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
 from hermes_rl_mcp.trainer.tokenizer import END, PAD, ROLE_TOKENS, CharTokenizer
 
 Params = dict[str, np.ndarray]
@@ -232,6 +231,7 @@ class PolicyModel:
         self._offset_index = codes[None, :] - codes[:, None] + v - 1
         self._offset_valid = (codes[:, None] >= first) & (codes[None, :] >= first)
         self._window_pairs = np.triu_indices(shape.window, k=1)  # the slot pairs of ``repeats``
+        self._neighbour_sources = _neighbour_sources(shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -345,7 +345,7 @@ class PolicyModel:
         )
         return PromptView(
             window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
-            np.minimum(counts, s.max_count - 1), _neighbours(window[None], [message[None], opening[None]], tail[None])[0],
+            np.minimum(counts, s.max_count - 1), np.concatenate([window, message, opening, tail, [PAD]])[self._neighbour_sources],
         )
 
     def _rises(self, before: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -370,17 +370,19 @@ class PolicyModel:
         in_word = self._is_word_char[tokens]
         if not in_word.any():
             return out
-        # one np.unique over (word number, token) keys, not one per word: this runs per prompt
-        word_number = np.cumsum(in_word & ~np.r_[False, in_word[:-1]])
+        # one count over (word number, token) keys, not one per word: this runs per prompt
+        starts = in_word.copy()
+        starts[1:] &= ~in_word[:-1]
+        word_number = np.cumsum(starts)
         keys = word_number[in_word] * self.shape.vocab_size + tokens[in_word]
-        _, inverse, occurrences = np.unique(keys, return_inverse=True, return_counts=True)
-        out[in_word] = occurrences[inverse.ravel()]
+        out[in_word] = np.bincount(keys)[keys]
         return out
 
     def _bag_rows(self, content: np.ndarray) -> np.ndarray:
         s, o = self.shape, self._offsets
-        chars, counts = np.unique(content, return_counts=True)
-        char_rows = o["chars"] + chars * s.max_count + np.minimum(counts, s.max_count) - 1
+        counts = np.bincount(content, minlength=s.vocab_size)
+        chars = np.flatnonzero(counts)
+        char_rows = o["chars"] + chars * s.max_count + np.minimum(counts[chars], s.max_count) - 1
         words: list[int] = []
         key = 0
         for token in [*content.tolist(), PAD]:
@@ -421,10 +423,12 @@ class PolicyModel:
                 emitted[i, done] = True
         return self._assemble(views, prompt_of, gen, step, prev, emitted)
 
-    def features_for_samples(self, view: PromptView, generated: np.ndarray, images: np.ndarray | None = None) -> Features:
-        """Inputs for n samples that share one prompt (its ``view``) and have each generated
-        ``generated[i]`` (all of the same length). ``images`` is ``_images()``, for a caller
-        that assembles many steps with the same parameters."""
+    def features_for_rows(
+        self, views: Sequence[PromptView], prompt_of: np.ndarray, generated: np.ndarray, images: np.ndarray | None = None
+    ) -> Features:
+        """Inputs for rows that each follow one of ``views`` (``prompt_of``) and have generated
+        ``generated[i]`` (all of the same length): the rows of a sampling step. ``images`` is
+        ``_images()``, for a caller that assembles many steps with the same parameters."""
         s = self.shape
         n, t = generated.shape
         gen = np.full((n, s.gen_slots), PAD, dtype=np.int64)
@@ -434,8 +438,7 @@ class PolicyModel:
             prev[:, -min(t, 2) :] = generated[:, -2:]
         emitted = np.zeros((n, s.vocab_size), dtype=bool)
         np.put_along_axis(emitted, generated.astype(np.int64), True, axis=1)
-        prompt_of = np.zeros(n, dtype=np.int64)
-        return self._assemble([view], prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, images)
+        return self._assemble(views, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, images)
 
     def _assemble(
         self,
@@ -699,7 +702,7 @@ def first_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
 def last_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
     """Where the prompt's last message lies in ``tokens``: after the last role token before the
     final one (a generation prompt ends "role, content, end, assistant"), up to its end token."""
-    roles = np.flatnonzero(np.isin(tokens[:-1], _ROLE_IDS))
+    roles = np.flatnonzero((tokens[:-1, None] == _ROLE_IDS).any(axis=1))
     start = int(roles[-1]) + 1 if roles.size else 0
     stop = len(tokens) - 1
     while stop > start and tokens[stop - 1] in (END, *_ROLE_IDS):
@@ -707,29 +710,29 @@ def last_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
     return start, stop
 
 
-def _neighbours(window: np.ndarray, heads: Sequence[np.ndarray], tail: np.ndarray) -> np.ndarray:
-    """(P, pointer_slots, offsets): for each slot, the prompt token ``k`` places before it in
-    reading order, for each k of NEIGHBOUR_OFFSETS (PAD off either end).
-    Window slot d reads after slot d + 1; slot j of a message's head (``heads``, each read from
-    the message's start) after slot j - 1; the end slot (last) after the last message's last
-    tokens (``tail`` (P, 2), last first), as its end token does: a span copied to the message's
-    end is followed by the end slot as by any other."""
-    p, w = window.shape
-    total = w + sum(head.shape[1] for head in heads) + 1
-    out = np.full((p, total, len(NEIGHBOUR_OFFSETS)), PAD, dtype=np.int64)
+def _neighbour_sources(shape: ModelShape) -> np.ndarray:
+    """(pointer_slots, offsets): where, in a prompt's slots read as ``window, message, opening,
+    tail, PAD`` (``PromptView``'s order, then the last message's last two tokens, last first,
+    and a padding entry), the token ``k`` places before each slot in reading order lies, for
+    each k of NEIGHBOUR_OFFSETS; the padding entry off either end.
+    Window slot d reads after slot d + 1; slot j of a message's head (read from the message's
+    start) after slot j - 1; the end slot (last) after the last message's last tokens, as its
+    end token does: a span copied to the message's end is followed by the end slot as by any
+    other."""
+    w, m = shape.window, shape.message_slots
+    tail = w + 2 * m
+    pad = tail + 2
+    out = np.full((shape.pointer_slots, len(NEIGHBOUR_OFFSETS)), pad, dtype=np.int64)
     for k_index, k in enumerate(NEIGHBOUR_OFFSETS):
         source = np.arange(w) + k
         inside = (source >= 0) & (source < w)
-        out[:, :w, k_index][:, inside] = window[:, source[inside]]
-        at = w
-        for head in heads:
-            m = head.shape[1]
+        out[:w, k_index][inside] = source[inside]
+        for at in (w, w + m):
             source = np.arange(m) - k
             inside = (source >= 0) & (source < m)
-            out[:, at : at + m, k_index][:, inside] = head[:, source[inside]]
-            at += m
-        if 1 <= k <= tail.shape[1]:
-            out[:, -1, k_index] = tail[:, k - 1]
+            out[at : at + m, k_index][inside] = at + source[inside]
+        if 1 <= k <= 2:
+            out[-1, k_index] = tail + k - 1
     return out
 
 
@@ -755,94 +758,3 @@ def _rows_sum(index: np.ndarray, values: np.ndarray, shape: tuple[int, ...]) -> 
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
     out[ordered[starts]] = np.add.reduceat(values[order], starts, axis=0)
     return out
-
-
-@dataclass
-class Generation:
-    token_ids: list[int]
-    logprobs: list[float]
-    finish_reason: str  # "stop" (end token or stop string) or "length"
-
-
-def generate(
-    model: PolicyModel,
-    prompt: Sequence[int],
-    *,
-    n: int,
-    max_tokens: int,
-    temperature: float,
-    rng: np.random.Generator,
-    top_p: float = 1.0,
-    stop: Sequence[str] = (),
-    constraint: ChoiceConstraint | None = None,
-) -> list[Generation]:
-    """Sample ``n`` continuations of ``prompt`` together, one vectorised step per token.
-
-    Logprobs are those of the distribution actually sampled from: after the constraint's mask,
-    temperature and top-p; temperature 0 is greedy decoding, whose chosen tokens have
-    log-probability 0.
-    """
-    tok = model.tokenizer
-    view = model.prompt_view(prompt)
-    # the parameters do not change while sampling: the copy map is the same at every step
-    map_logits = model._map_logits()
-    images, copy_map = map_logits.argmax(axis=1), model._copy_map(map_logits)
-    tokens = np.zeros((n, 0), dtype=np.int64)
-    logps = np.zeros((n, 0))
-    active = np.ones(n, dtype=bool)
-    lengths = np.full(n, max_tokens)
-    finish = ["length"] * n
-    for t in range(max_tokens):
-        rows = np.flatnonzero(active)
-        if rows.size == 0:
-            break
-        feats = model.features_for_samples(view, tokens[rows], images)
-        allowed = None
-        if constraint is not None:
-            # every row so far followed the trie, so each has a mask
-            allowed = np.stack([constraint.allowed(tokens[row]) for row in rows])
-        if temperature == 0:
-            probs = model.forward(feats, 1.0, allowed, copy_map).probs
-            chosen = probs.argmax(axis=1)
-            chosen_lp = np.zeros(rows.size)
-        else:
-            cache = model.forward(feats, temperature, allowed, copy_map)
-            probs = cache.probs
-            if top_p < 1.0:
-                probs = _nucleus(probs, top_p)
-            cumulative = np.cumsum(probs, axis=1)
-            draws = rng.random(rows.size) * cumulative[:, -1]
-            chosen = np.minimum((cumulative < draws[:, None]).sum(axis=1), probs.shape[1] - 1)
-            if top_p < 1.0:
-                with np.errstate(divide="ignore"):
-                    chosen_lp = np.log(probs[np.arange(rows.size), chosen])
-            else:
-                chosen_lp = cache.log_probs[np.arange(rows.size), chosen]
-        column = np.full(n, PAD, dtype=np.int64)
-        column[rows] = chosen
-        lp_column = np.zeros(n)
-        lp_column[rows] = chosen_lp
-        tokens = np.concatenate([tokens, column[:, None]], axis=1)
-        logps = np.concatenate([logps, lp_column[:, None]], axis=1)
-        for row, token in zip(rows, chosen):
-            if token == END:
-                active[row], lengths[row], finish[row] = False, t + 1, "stop"
-            elif stop:
-                text = tok.decode(tokens[row, : t + 1])
-                if any(text.endswith(s) for s in stop):
-                    active[row], lengths[row], finish[row] = False, t + 1, "stop"
-    return [
-        Generation(tokens[i, : lengths[i]].tolist(), logps[i, : lengths[i]].tolist(), finish[i]) for i in range(n)
-    ]
-
-
-def _nucleus(probs: np.ndarray, top_p: float) -> np.ndarray:
-    """Keep each row's most likely tokens up to cumulative mass ``top_p`` and renormalise."""
-    order = np.argsort(-probs, axis=1)
-    sorted_probs = np.take_along_axis(probs, order, axis=1)
-    before = np.cumsum(sorted_probs, axis=1) - sorted_probs
-    keep_sorted = before < top_p
-    keep = np.zeros_like(keep_sorted)
-    np.put_along_axis(keep, order, keep_sorted, axis=1)
-    kept = np.where(keep, probs, 0.0)
-    return kept / kept.sum(axis=1, keepdims=True)

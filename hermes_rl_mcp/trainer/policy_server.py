@@ -4,13 +4,15 @@ Every choice carries its token ids and their logprobs (of the distribution actua
 and every response the prompt's token ids, so environments never tokenize. The endpoint is the
 same for every backend; what samples is a ``Sampler``: ``PolicyHolder`` here for the local NumPy
 policy, the Tinker sampling client in ``tinker_policy``. The trainer swaps in a new snapshot of
-the policy after each step; a request samples from the snapshot current when it arrived, so a
-step never changes the weights under a request. ``guided_choice`` constrains a completion to one
-of a list of strings where the sampler can honour it (see ``constraints``).
+the policy after each step; the local policy samples concurrent requests together, each batch
+from the snapshot current when it starts, so a step never changes the weights under a request.
+``guided_choice`` constrains a completion to one of a list of strings where the sampler can
+honour it (see ``constraints``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -28,7 +30,8 @@ from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.sdk.env_types import PURPOSE_HEADER
 from hermes_rl_mcp.trainer.constraints import MAX_CHOICES, ConstraintError, choice_constraint
 from hermes_rl_mcp.trainer.exploration import ExploredTurns, RewardedAnswers, explore
-from hermes_rl_mcp.trainer.model import Generation, PolicyModel, generate
+from hermes_rl_mcp.trainer.model import PolicyModel
+from hermes_rl_mcp.trainer.sampling import Generation, SampleJob, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import ChatTemplateError
 
 MAX_N = 256
@@ -65,6 +68,67 @@ class Sampler(Protocol):
 
 
 @dataclass
+class _Waiting:
+    job: SampleJob
+    temperature: float
+    top_p: float
+    answer: asyncio.Future[tuple[PolicyModel, list[Generation]]]
+
+
+class SamplingBatches:
+    """Requests that arrive while a batch is being sampled wait, and go together in the next.
+
+    Sampling runs on the event loop, so the requests that came in meanwhile are read as soon as
+    a batch ends; one forward pass per token step then serves all of them (a multi-turn
+    environment sends its episodes' turns at once). A lone request is sampled at once, never
+    held back to wait for company. Each batch samples from one snapshot of the policy, the one
+    current when it starts, and hands it back with the samples.
+    """
+
+    def __init__(self, current_model: Callable[[], PolicyModel]) -> None:
+        self._current_model = current_model
+        self._waiting: list[_Waiting] = []
+        self._worker: asyncio.Task[None] | None = None
+        self.batches_sampled = 0  # and the requests in them: how much batching there was
+        self.requests_sampled = 0
+
+    async def sample(self, job: SampleJob, temperature: float, top_p: float) -> tuple[PolicyModel, list[Generation]]:
+        answer: asyncio.Future[tuple[PolicyModel, list[Generation]]] = asyncio.get_running_loop().create_future()
+        self._waiting.append(_Waiting(job, temperature, top_p, answer))
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._drain())
+        return await answer
+
+    async def _drain(self) -> None:
+        while self._waiting:
+            await asyncio.sleep(0)  # requests parsed in this turn of the loop join the batch
+            batch, self._waiting = self._waiting, []
+            model = self._current_model()
+            by_settings: dict[tuple[float, float], list[_Waiting]] = {}
+            for waiting in batch:
+                if not waiting.answer.done():  # a request whose client left is not sampled
+                    by_settings.setdefault((waiting.temperature, waiting.top_p), []).append(waiting)
+            for (temperature, top_p), group in by_settings.items():
+                self.batches_sampled += 1
+                self.requests_sampled += len(group)
+                self._answer(model, group, temperature, top_p)
+
+    def _answer(self, model: PolicyModel, group: list[_Waiting], temperature: float, top_p: float) -> None:
+        try:
+            results = generate_batch(model, [w.job for w in group], temperature=temperature, top_p=top_p)
+        except Exception as exc:
+            if len(group) > 1:  # one request's failure is its own: sample the others alone
+                for waiting in group:
+                    self._answer(model, [waiting], temperature, top_p)
+            elif not group[0].answer.done():
+                group[0].answer.set_exception(exc)
+            return
+        for waiting, samples in zip(group, results):
+            if not waiting.answer.done():
+                waiting.answer.set_result((model, samples))
+
+
+@dataclass
 class PolicyHolder:
     """The local policy as a Sampler; the trainer replaces ``model`` and ``step`` after each step."""
 
@@ -82,6 +146,10 @@ class PolicyHolder:
     explored: ExploredTurns | None = None
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
     last_request: float = field(default_factory=time.monotonic)
+    batches: SamplingBatches = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.batches = SamplingBatches(lambda: self.model)
 
     def publish(self, model: PolicyModel, step: int) -> None:
         self.model, self.step = model, step
@@ -99,27 +167,17 @@ class PolicyHolder:
         return self.model.tokenizer.token_text(token_id)
 
     async def sample(self, req: SamplingRequest, prompt_ids: list[int]) -> list[Generation]:
-        model = self.model  # one snapshot for the whole request
         constraint = None
         if req.guided_choice is not None:
             try:
-                constraint = choice_constraint(tuple(req.guided_choice), model.tokenizer)
+                constraint = choice_constraint(tuple(req.guided_choice), self.model.tokenizer)
             except ConstraintError as exc:
                 raise SamplingRefused(str(exc)) from None
         self.last_request = time.monotonic()
         temperature = self.default_temperature if req.temperature is None else req.temperature
         rng = np.random.default_rng(req.seed) if req.seed is not None else self.rng
-        samples = generate(
-            model,
-            prompt_ids,
-            n=req.n,
-            max_tokens=req.new_tokens(),
-            temperature=temperature,
-            rng=rng,
-            top_p=req.top_p,
-            stop=req.stop_list(),
-            constraint=constraint,
-        )
+        job = SampleJob(prompt_ids, req.n, req.new_tokens(), rng, tuple(req.stop_list()), constraint)
+        model, samples = await self.batches.sample(job, temperature, req.top_p)
         exploring = self.explore_prompt_words > 0 or self.explore_rewarded > 0
         if not exploring or req.for_evaluation or req.stop_list() or req.top_p < 1.0:
             return samples

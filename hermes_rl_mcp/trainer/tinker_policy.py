@@ -19,8 +19,8 @@ from typing import Any
 
 import anyio
 
-from hermes_rl_mcp.trainer.model import Generation
 from hermes_rl_mcp.trainer.policy_server import SamplerUnavailable, SamplingRefused, SamplingRequest
+from hermes_rl_mcp.trainer.sampling import Generation
 from hermes_rl_mcp.trainer.tokenizer import ChatTemplateError
 
 GUIDED_CHOICE_REFUSAL = (
