@@ -265,3 +265,37 @@ def test_serve_feeds_the_trajectory_api_until_total_steps(tmp_path: Path, digit_
     assert sent >= total_steps * batch_size // group_size
     assert any("train/percent_correct" in m for m in metrics)
     assert "env/groups_dropped_same_score" in metrics[-1] or any("env/groups_dropped_same_score" in m for m in metrics)
+
+
+def test_a_group_posted_while_the_api_is_away_is_delivered_once_it_is_back() -> None:
+    """Posting a group retries while the trajectory API cannot be reached (a restart, a
+    kept-alive connection closed as it is reused), so a hiccup costs no environment; a group
+    the API refuses is raised at once, with its reason."""
+    from hermes_rl_mcp.api.app import create_app as create_api
+    from hermes_rl_mcp.sdk.api_client import TrajectoryAPIClient, TrajectoryAPIError
+
+    group = {"tokens": [[5, 6, 7]] * 2, "masks": [[-100, 6, 7]] * 2, "scores": [1.0, -0.5], "env_id": None}
+    api = ServerThread(create_api())
+
+    async def post_while_away() -> float:
+        client = TrajectoryAPIClient(api.url)
+        try:
+            sending = asyncio.create_task(client.send_group(group, patience_s=30))
+            await asyncio.sleep(1.0)
+            assert not sending.done()  # nothing listens yet: still trying
+            await asyncio.to_thread(api.__enter__)
+            await asyncio.wait_for(sending, 10)
+            started = time.monotonic()
+            with pytest.raises(TrajectoryAPIError, match="422") as refused:
+                await client.send_group({"tokens": 3}, patience_s=30)
+            assert refused.value.refused
+            return time.monotonic() - started
+        finally:
+            await client.aclose()
+
+    try:
+        refusal_took = asyncio.run(post_while_away())
+        assert refusal_took < 5
+        assert httpx.get(f"{api.url}/status").json()["queue_size"] == 1
+    finally:
+        api.__exit__()

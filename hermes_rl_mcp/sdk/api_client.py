@@ -16,7 +16,11 @@ REGISTER_POLL_MAX_S = 0.1  # the longest wait between two registration attempts
 
 
 class TrajectoryAPIError(HermesRLError, RuntimeError):
-    """The trajectory API is unreachable or refused a request."""
+    """The trajectory API is unreachable or refused a request (``refused``: it answered 4xx/5xx)."""
+
+    def __init__(self, message: str, *, refused: bool = False) -> None:
+        super().__init__(message)
+        self.refused = refused
 
 
 class EnvRegistration(BaseModel):
@@ -50,7 +54,7 @@ class TrajectoryAPIClient:
         except httpx.HTTPError as exc:
             raise TrajectoryAPIError(f"trajectory API at {self.base_url} unreachable ({path}): {exc!r}") from exc
         if response.status_code >= 400:
-            raise TrajectoryAPIError(f"trajectory API {path} answered {response.status_code}: {response.text[:300]}")
+            raise TrajectoryAPIError(f"trajectory API {path} answered {response.status_code}: {response.text[:300]}", refused=True)
         try:
             return response.json()
         except ValueError as exc:
@@ -92,8 +96,23 @@ class TrajectoryAPIClient:
         data = await self._request("GET", "/status-env", params={"env_id": env_id}, json={"env_id": env_id})
         return EnvStatus.model_validate(data)
 
-    async def send_group(self, group: ScoredDataGroup) -> None:
-        await self._request("POST", "/scored_data", json=group)
+    async def send_group(self, group: ScoredDataGroup, *, patience_s: float = 0.0) -> None:
+        """POST /scored_data. Failing to reach the API (it is restarting, or a kept-alive
+        connection was closed just as it was reused) is retried for up to ``patience_s``, so a
+        moment's hiccup costs no group and no environment; a refusal is raised at once. A group
+        whose reply was lost after the API queued it is sent twice: one group more in a batch
+        is cheaper than an environment that exits."""
+        deadline = time.monotonic() + patience_s
+        delay = 0.05
+        while True:
+            try:
+                await self._request("POST", "/scored_data", json=group)
+                return
+            except TrajectoryAPIError as exc:
+                if exc.refused or time.monotonic() + delay > deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, 1.0)
 
     async def disconnect(self, env_id: int) -> None:
         try:

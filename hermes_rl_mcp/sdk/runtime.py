@@ -229,7 +229,7 @@ class Server:
                 group = await self.rt.collect()
                 if group is not None and self.rt.keep(group):
                     group["env_id"] = self.env_id
-                    await self.api.send_group(group)
+                    await self.api.send_group(group, patience_s=API_GRACE_S)
                     self.posted += 1
                     self.rt.stats.sent += 1
             finally:
