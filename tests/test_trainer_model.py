@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
-from hermes_rl_mcp.trainer.model import PolicyModel
+from hermes_rl_mcp.trainer.model import PolicyModel, ViewCache
 from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, USER, CharTokenizer, ChatTemplateError
 
@@ -140,6 +140,24 @@ def test_a_batch_samples_each_request_as_it_would_be_sampled_alone() -> None:
             )
         assert all(len(s.token_ids) <= 2 for s in together[1])
         assert {TOK.decode(s.token_ids[:-1]) for s in together[2]} <= {"-2", "16", "3"}
+
+
+def test_a_prompt_is_read_once_for_a_model_and_its_copies() -> None:
+    """The policy server, exploration and the learner each read the same prompts: the view is
+    computed once, shared read-only with the snapshots, and the cache keeps only the latest."""
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "plane"}])
+    view = model.prompt_view(prompt)
+    assert model.copy().prompt_view(tuple(prompt)) is view
+    with pytest.raises(ValueError):
+        view.window[0] = 7
+    cache = ViewCache(size=3)
+    limited = PolicyModel(model.params, model.shape, TOK, cache)
+    prompts = [TOK.generation_prompt([{"role": "user", "content": word}]) for word in ("a", "bb", "ccc", "dddd")]
+    views = [limited.prompt_view(p) for p in prompts]
+    assert limited.prompt_view(prompts[-1]) is views[-1]
+    assert limited.prompt_view(prompts[0]) is not views[0]  # the oldest was let go
+    np.testing.assert_array_equal(limited.prompt_view(prompts[0]).window, views[0].window)
 
 
 def test_greedy_and_nucleus_sampling() -> None:

@@ -45,6 +45,8 @@ tests. Parameters are a plain dict of arrays so the optimiser and checkpoints tr
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -161,6 +163,35 @@ class PromptView:
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
 
 
+class ViewCache:
+    """The views of the prompts read last, shared by a model and its copies: a view depends on
+    the prompt and the model's shape, never on the parameters, and each prompt is read several
+    times (the policy server reads it to sample, exploration to score a replacement, the learner
+    to train on the samples). Views are read-only; the learner's thread and the policy server's
+    event loop share the cache."""
+
+    def __init__(self, size: int = 2048) -> None:
+        self.size = size
+        self._views: OrderedDict[tuple[int, ...], PromptView] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[int, ...]) -> PromptView | None:
+        with self._lock:
+            view = self._views.get(key)
+            if view is not None:
+                self._views.move_to_end(key)
+            return view
+
+    def put(self, key: tuple[int, ...], view: PromptView) -> None:
+        for field in vars(view).values():
+            if isinstance(field, np.ndarray):
+                field.flags.writeable = False
+        with self._lock:
+            self._views[key] = view
+            while len(self._views) > self.size:
+                self._views.popitem(last=False)
+
+
 @dataclass
 class Features:
     """Model inputs for N positions, each predicting one next token, after P distinct prompts.
@@ -204,10 +235,11 @@ class ForwardCache:
 class PolicyModel:
     """Parameters plus forward, sampling-ready log-probabilities and the hand-written backward."""
 
-    def __init__(self, params: Params, shape: ModelShape, tokenizer: CharTokenizer) -> None:
+    def __init__(self, params: Params, shape: ModelShape, tokenizer: CharTokenizer, views: ViewCache | None = None) -> None:
         self.params = params
         self.shape = shape
         self.tokenizer = tokenizer
+        self.views = ViewCache() if views is None else views
         dtype = params["W2"].dtype
         values = [0.0 if v is None else (v - 4.5) / 3.0 for v in tokenizer.digit_values]
         self._digit_value = np.asarray(values, dtype=dtype)
@@ -308,13 +340,21 @@ class PolicyModel:
 
     def copy(self) -> PolicyModel:
         """An independent snapshot (the policy server samples from one while the trainer steps)."""
-        return PolicyModel({k: a.copy() for k, a in self.params.items()}, self.shape, self.tokenizer)
+        return PolicyModel({k: a.copy() for k, a in self.params.items()}, self.shape, self.tokenizer, self.views)
 
     # -- features -------------------------------------------------------------------------------
 
     def prompt_view(self, prompt: Sequence[int]) -> PromptView:
+        """What the model reads of ``prompt`` (from the cache when it was read lately)."""
+        key = tuple(prompt)
+        view = self.views.get(key)
+        if view is None:
+            view = self._read(np.asarray(key, dtype=np.int64))
+            self.views.put(key, view)
+        return view
+
+    def _read(self, tokens: np.ndarray) -> PromptView:
         s = self.shape
-        tokens = np.asarray(prompt, dtype=np.int64)
         window = np.full(s.window, PAD, dtype=np.int64)
         tail = tokens[-s.window :][::-1]
         window[: len(tail)] = tail
