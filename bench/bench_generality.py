@@ -44,6 +44,7 @@ TASKS = (
 )
 BAR = 0.9
 MAX_WALL = 180.0
+FAILED_LOG_LINES = 12  # of each component's log, printed for a run that failed
 POLL = 0.5
 
 
@@ -114,6 +115,10 @@ def run_task(name: str, state: Path, timeout: float, started_runs: list[str], ed
     print(f"   status {results.status} ({results.reason or ''}); step {results.step}/{results.total_steps}; "
           f"ended after {(results.ended_at or time.time()) - began:.1f} s")
     print(f"   eval >= {BAR}: " + (f"at step {reached['step']}, {reached['seconds']:.1f} s" if reached else "never"))
+    if results.status == "failed":  # the state directory goes unless --keep: show why it failed
+        for log in sorted((Path(started.run_dir) / "logs").glob("*.log")):
+            tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-FAILED_LOG_LINES:]
+            print(f"   -- last lines of {log.name}:\n" + "\n".join(f"      {line}" for line in tail))
     return {
         "task": name,
         "status": results.status,
