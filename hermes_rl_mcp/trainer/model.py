@@ -80,6 +80,9 @@ NEIGHBOUR_OFFSETS = (-2, -1, 0, 1, 2)
 # reading order (forwards, then backwards), a prompt occurrence of that pair. When a letter
 # occurs in several of the prompt's words, the pair tells the word being copied from the others.
 PAIR_FEATURES = 2
+# The end slot follows the last message's last this many characters, as a slot follows the
+# characters before it (offsets 1 and 2).
+END_SLOT_TAIL = 2
 # The copy map starts as the identity: a token's own entry leads the others by this many nats
 # (at 8, about 3% of a copy leaks over the other tokens). R's larger gain lets one shared code
 # distance overtake that lead in about a hundred steps.
@@ -378,8 +381,8 @@ class PolicyModel:
             at += s.message_slots
         message, opening = heads
         content = tokens[start:stop]
-        tail = np.full(2, PAD, dtype=np.int64)  # the last message's last two tokens, last first
-        tail[: min(2, len(content))] = content[::-1][:2]
+        tail = np.full(END_SLOT_TAIL, PAD, dtype=np.int64)  # the last message's last tokens, last first
+        tail[: min(END_SLOT_TAIL, len(content))] = content[::-1][:END_SLOT_TAIL]
         rises = np.concatenate(  # the window reads backwards: slot d + 1 comes before slot d
             [self._rises(window[1:], window[:-1]), self._rises(message[:-1], message[1:]), self._rises(opening[:-1], opening[1:])]
         )
@@ -761,7 +764,7 @@ def _neighbour_sources(shape: ModelShape) -> np.ndarray:
     other."""
     w, m = shape.window, shape.message_slots
     tail = w + 2 * m
-    pad = tail + 2
+    pad = tail + END_SLOT_TAIL
     out = np.full((shape.pointer_slots, len(NEIGHBOUR_OFFSETS)), pad, dtype=np.int64)
     for k_index, k in enumerate(NEIGHBOUR_OFFSETS):
         source = np.arange(w) + k
@@ -771,7 +774,7 @@ def _neighbour_sources(shape: ModelShape) -> np.ndarray:
             source = np.arange(m) - k
             inside = (source >= 0) & (source < m)
             out[at : at + m, k_index][inside] = at + source[inside]
-        if 1 <= k <= 2:
+        if 1 <= k <= END_SLOT_TAIL:
             out[-1, k_index] = tail + k - 1
     return out
 
