@@ -253,6 +253,18 @@ def wandb_helpers_of(status: dict) -> dict[str, int]:
     return helpers
 
 
+def wandb_run_file_of(helper_pid: int) -> Path | None:
+    """The offline run file (``run-*.wandb``) a W&B helper process has open, once it has one."""
+    try:
+        for fd in Path(f"/proc/{helper_pid}/fd").iterdir():
+            target = os.readlink(fd)
+            if target.endswith(".wandb"):
+                return Path(target)
+    except OSError:
+        pass
+    return None
+
+
 def test_a_w_and_b_helper_killed_under_a_component_leaves_a_note_not_a_traceback() -> None:
     """W&B's helper can die first (killed, or ended with its component's process tree when the
     component overruns its stop grace): the log then says so in one line and still ends with the stop."""
@@ -261,11 +273,17 @@ def test_a_w_and_b_helper_killed_under_a_component_leaves_a_note_not_a_traceback
         async with in_memory("legacy") as client:
             run_id = await start_run_with_wandb(client)
             deadline = time.monotonic() + 90
-            while len(helpers := wandb_helpers_of(
-                status := structured(await client.call_tool("rl_check_status", {"run_id": run_id}))
-            )) < 2:
-                assert status["status"] in ("starting", "running") and time.monotonic() < deadline, (status, helpers)
+            sizes: list[int] = []  # of the env's W&B run file, while it waits to see records arrive
+            while len(sizes) < 2 or sizes[-1] == sizes[0]:
+                status = structured(await client.call_tool("rl_check_status", {"run_id": run_id}))
+                assert status["status"] in ("starting", "running") and time.monotonic() < deadline, status
+                helpers = wandb_helpers_of(status)
+                written = wandb_run_file_of(helpers["env"]) if len(helpers) == 2 else None
+                if written is not None:
+                    sizes.append(written.stat().st_size)
                 await anyio.sleep(0.2)
+            # Its W&B run is started and logging: the helper dies under a running mirror, not
+            # during W&B's start-up (that is the "mirror disabled" note, a different path).
             os.kill(helpers["env"], signal.SIGKILL)
             logs = await stop_and_read_logs(client, run_id)
             assert "metrics.jsonl holds every record" in logs["env"], logs["env"][-1000:]
