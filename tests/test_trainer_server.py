@@ -178,6 +178,18 @@ def test_non_json_body_is_refused(served: tuple[str, PolicyHolder]) -> None:
     assert response.status_code == 400 and "JSON" in response.json()["error"]["message"]
 
 
+def test_the_sampling_endpoints_answer_a_wrong_method_or_path_with_what_exists(served: tuple[str, PolicyHolder]) -> None:
+    """The sampling endpoints skip Starlette's routing for speed; the routes still answer the rest."""
+    base, _ = served
+    wrong_method = httpx.get(f"{base}/v1/chat/completions")
+    assert wrong_method.status_code == 405 and wrong_method.headers["allow"] == "POST"
+    assert httpx.post(f"{base}/v1/chat/completion", json={}).status_code == 404
+    body = {"messages": [{"role": "user", "content": "hi"}], "n": 2, "max_tokens": 3}
+    answer = httpx.post(f"{base}/v1/chat/completions", json=body)
+    assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
+    assert len(answer.json()["choices"]) == 2
+
+
 def test_a_published_step_is_served(served: tuple[str, PolicyHolder]) -> None:
     base, holder = served
     model = holder.model

@@ -41,6 +41,7 @@ from hermes_rl_mcp.api.payload import (
     parse_scored_group_list,
 )
 from hermes_rl_mcp.api.state import EMPTY_EXAMPLE, TrajectoryState
+from hermes_rl_mcp.fast_asgi import FastPathApp, RawHandler, header, read_body, send_json
 from hermes_rl_mcp.runs.probe import PROBE_HEADER
 
 logger = logging.getLogger("hermes_rl_mcp.api")
@@ -77,59 +78,15 @@ def _model(model: type[BaseModel], payload: Any) -> Any:
         raise WireError(422, _validation_reason(model, exc)) from None
 
 
-RawHandler = Callable[[Scope, Receive, Send], Awaitable[None]]
 _QUERY_ENV_ID = re.compile(rb"env_id=([0-9]{1,18})")
 _PROBE_HEADER_KEY = PROBE_HEADER.lower().encode()  # ASGI header names arrive lower-cased
 
 
-class TrajectoryApi(Starlette):
-    """Starlette app whose three hot endpoints skip routing, middleware and request objects.
-
-    ``POST /scored_data``, ``GET /batch`` and ``GET /status-env?env_id=N`` carry nearly all the
-    traffic; they are served as plain ASGI (same answers, same errors, same log lines). Every
-    other request, including any form of these the fast path does not recognise, goes through
-    the Starlette routes.
-    """
-
-    def __init__(self, *args: Any, hot: dict[tuple[str, str], RawHandler], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._hot = hot
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            handler = self._hot.get((scope["method"], scope["path"]))
-            if handler is not None:
-                await handler(scope, receive, send)
-                return
-        await super().__call__(scope, receive, send)
-
-
-async def _send_json(send: Send, body: bytes, status: int = 200) -> None:
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-    })
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _read_body(receive: Receive) -> bytes | None:
-    """The whole request body, or None when the client went away first."""
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return value.decode("latin-1")
-    return None
+class TrajectoryApi(FastPathApp):
+    """The trajectory API: ``POST /scored_data``, ``GET /batch`` and ``GET /status-env?env_id=N``
+    carry nearly all the traffic and are served as plain ASGI (same answers, same errors, same
+    log lines); every other request, including any form of these the fast path does not
+    recognise, goes through the Starlette routes."""
 
 
 class _Body:
@@ -387,7 +344,7 @@ def _log_refusal(method: str, path: str, exc: WireError, *, probe: bool) -> None
 
 
 def _refused(scope: Scope, exc: WireError) -> bytes:
-    _log_refusal(scope["method"], scope["path"], exc, probe=_header(scope, _PROBE_HEADER_KEY) is not None)
+    _log_refusal(scope["method"], scope["path"], exc, probe=header(scope, _PROBE_HEADER_KEY) is not None)
     return json.dumps({"detail": exc.reason}, separators=(",", ":")).encode()
 
 
@@ -396,19 +353,19 @@ def _hot_handlers(state: TrajectoryState, max_body_bytes: int, routed: RawHandle
     the Starlette routes (for the forms the fast path does not recognise)."""
 
     async def raw_scored_data(scope: Scope, receive: Receive, send: Send) -> None:
-        body = await _read_body(receive)
+        body = await read_body(receive)
         if body is None:
             return
         try:
-            group = parse_scored_group(decode_content(body, _header(scope, b"content-encoding"), max_body_bytes))
+            group = parse_scored_group(decode_content(body, header(scope, b"content-encoding"), max_body_bytes))
             state.check_groups([group])
         except WireError as exc:
-            await _send_json(send, _refused(scope, exc), exc.status)
+            await send_json(send, _refused(scope, exc), exc.status)
             return
-        await _send_json(send, _queued_reply(state, group))
+        await send_json(send, _queued_reply(state, group))
 
     async def raw_batch(scope: Scope, receive: Receive, send: Send) -> None:
-        await _send_json(send, _batch_reply(state))
+        await send_json(send, _batch_reply(state))
 
     async def raw_status_env(scope: Scope, receive: Receive, send: Send) -> None:
         match = _QUERY_ENV_ID.fullmatch(scope["query_string"])
@@ -418,9 +375,9 @@ def _hot_handlers(state: TrajectoryState, max_body_bytes: int, routed: RawHandle
         try:
             reply = state.status_env(int(match.group(1)))
         except WireError as exc:
-            await _send_json(send, _refused(scope, exc), exc.status)
+            await send_json(send, _refused(scope, exc), exc.status)
             return
-        await _send_json(send, json.dumps(reply, separators=(",", ":")).encode())
+        await send_json(send, json.dumps(reply, separators=(",", ":")).encode())
 
     return {
         ("POST", "/scored_data"): raw_scored_data,

@@ -13,20 +13,22 @@ honour it (see ``constraints``).
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from hermes_rl_mcp.errors import HermesRLError
+from hermes_rl_mcp.fast_asgi import FastPathApp, RawHandler, header, read_body, send_json
 from hermes_rl_mcp.sdk.env_types import PURPOSE_HEADER
 from hermes_rl_mcp.trainer.constraints import MAX_CHOICES, ConstraintError, choice_constraint
 from hermes_rl_mcp.trainer.exploration import ExploredTurns, RewardedAnswers, explore
@@ -251,25 +253,33 @@ class ChatRequest(SamplingRequest):
     messages: list[ChatMessage] = Field(min_length=1)
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "code": status}}, status_code=status)
+Answer = tuple[dict[str, Any], int]  # a JSON body and its HTTP status
 
 
-async def _parse(request: Request, model_cls: type[SamplingRequest]) -> SamplingRequest | JSONResponse:
+def _error(status: int, message: str) -> Answer:
+    return {"error": {"message": message, "type": "invalid_request_error", "code": status}}, status
+
+
+def _encode(payload: dict[str, Any]) -> bytes:
+    return json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+def _parse(body: bytes, model_cls: type[SamplingRequest], purpose: str | None) -> SamplingRequest | Answer:
+    """The request in ``body``, or the refusal that says what was wrong."""
     try:
-        body = await request.json()
+        payload = json.loads(body)
     except ValueError:
         return _error(400, "request body is not valid JSON")
-    if not isinstance(body, dict):
+    if not isinstance(payload, dict):
         return _error(400, "request body must be a JSON object")
     try:
-        parsed = model_cls.model_validate(body)
+        parsed = model_cls.model_validate(payload)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or 'body'}: {err['msg']}" for err in exc.errors(include_url=False)
         )
         return _error(400, f"invalid request: {problems}")
-    parsed._for_evaluation = request.headers.get(PURPOSE_HEADER, "").strip().lower() == "evaluation"
+    parsed._for_evaluation = (purpose or "").strip().lower() == "evaluation"
     return parsed
 
 
@@ -310,7 +320,7 @@ async def _respond(
     kind: str,
     id_prefix: str,
     choice_fields: Callable[[Sampler, Generation, str], dict[str, Any]],
-) -> JSONResponse:
+) -> Answer:
     """Sample ``req.n`` completions and answer in the OpenAI shape of ``kind``; every choice
     carries its token ids, and the response the prompt's."""
     try:
@@ -326,21 +336,70 @@ async def _respond(
         choices.append(
             {"index": index, "finish_reason": sample.finish_reason, "token_ids": sample.token_ids, **choice_fields(sampler, sample, text)}
         )
-    return JSONResponse(
-        {
-            "id": f"{id_prefix}-{uuid.uuid4().hex[:24]}",
-            "object": kind,
-            "created": int(time.time()),
-            "model": sampler.model_name,
-            "prompt_token_ids": prompt_ids,
-            "choices": choices,
-            "usage": _usage(prompt_ids, samples),
-        }
-    )
+    payload = {
+        "id": f"{id_prefix}-{uuid.uuid4().hex[:24]}",
+        "object": kind,
+        "created": int(time.time()),
+        "model": sampler.model_name,
+        "prompt_token_ids": prompt_ids,
+        "choices": choices,
+        "usage": _usage(prompt_ids, samples),
+    }
+    return payload, 200
 
 
-def build_app(holder: Sampler) -> Starlette:
-    """The policy server's ASGI app over ``holder``."""
+async def _completions(sampler: Sampler, body: bytes, purpose: str | None) -> Answer:
+    parsed = _parse(body, CompletionRequest, purpose)
+    if not isinstance(parsed, CompletionRequest):
+        return parsed  # type: ignore[return-value]
+    prompt_ids = sampler.encode_text(parsed.prompt_text())
+    if not prompt_ids:
+        return _error(400, "invalid request: prompt is empty")
+    return await _respond(sampler, parsed, prompt_ids, kind="text_completion", id_prefix="cmpl", choice_fields=_text_choice)
+
+
+async def _chat_completions(sampler: Sampler, body: bytes, purpose: str | None) -> Answer:
+    parsed = _parse(body, ChatRequest, purpose)
+    if not isinstance(parsed, ChatRequest):
+        return parsed  # type: ignore[return-value]
+    try:
+        prompt_ids = sampler.encode_chat([m.model_dump() for m in parsed.messages])
+    except ChatTemplateError as exc:
+        return _error(400, f"invalid request: {exc}")
+    return await _respond(sampler, parsed, prompt_ids, kind="chat.completion", id_prefix="chatcmpl", choice_fields=_chat_choice)
+
+
+_PURPOSE_KEY = PURPOSE_HEADER.lower().encode()  # ASGI header names arrive lower-cased
+
+
+class _AsASGI:
+    """A plain ASGI handler as a route endpoint (Starlette calls a function endpoint with a
+    request object, an object endpoint as an ASGI app)."""
+
+    def __init__(self, handler: RawHandler) -> None:
+        self.handler = handler
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.handler(scope, receive, send)
+
+
+def build_app(holder: Sampler) -> FastPathApp:
+    """The policy server's ASGI app over ``holder``. The two sampling endpoints carry nearly
+    all the traffic (a multi-turn environment sends one request per episode per turn) and are
+    served as plain ASGI; the Starlette routes answer everything else (health, models, a
+    wrong method or path)."""
+
+    def raw(answer: Callable[[Sampler, bytes, str | None], Awaitable[Answer]]) -> RawHandler:
+        async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+            body = await read_body(receive)
+            if body is None:
+                return  # the client went away
+            payload, status = await answer(holder, body, header(scope, _PURPOSE_KEY))
+            await send_json(send, _encode(payload), status)
+
+        return endpoint
+
+    completions, chat_completions = raw(_completions), raw(_chat_completions)
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "step": holder.step})
@@ -350,35 +409,13 @@ def build_app(holder: Sampler) -> Starlette:
             {"object": "list", "data": [{"id": holder.model_name, "object": "model", "created": 0, "owned_by": "hermes-rl-mcp"}]}
         )
 
-    async def completions(request: Request) -> JSONResponse:
-        parsed = await _parse(request, CompletionRequest)
-        if isinstance(parsed, JSONResponse):
-            return parsed
-        assert isinstance(parsed, CompletionRequest)
-        prompt_ids = holder.encode_text(parsed.prompt_text())
-        if not prompt_ids:
-            return _error(400, "invalid request: prompt is empty")
-        return await _respond(holder, parsed, prompt_ids, kind="text_completion", id_prefix="cmpl", choice_fields=_text_choice)
-
-    async def chat_completions(request: Request) -> JSONResponse:
-        parsed = await _parse(request, ChatRequest)
-        if isinstance(parsed, JSONResponse):
-            return parsed
-        assert isinstance(parsed, ChatRequest)
-        try:
-            prompt_ids = holder.encode_chat([m.model_dump() for m in parsed.messages])
-        except ChatTemplateError as exc:
-            return _error(400, f"invalid request: {exc}")
-        return await _respond(holder, parsed, prompt_ids, kind="chat.completion", id_prefix="chatcmpl", choice_fields=_chat_choice)
-
     routes = [
         Route("/health", health, methods=["GET"]),
         Route("/v1/health", health, methods=["GET"]),
         Route("/v1/models", models, methods=["GET"]),
-        Route("/v1/completions", completions, methods=["POST"]),
-        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        # listed so that a wrong method is answered with the one allowed; a POST never gets here
+        Route("/v1/completions", _AsASGI(completions), methods=["POST"]),
+        Route("/v1/chat/completions", _AsASGI(chat_completions), methods=["POST"]),
     ]
-    return Starlette(routes=routes)
-
-
-
+    hot = {("POST", "/v1/completions"): completions, ("POST", "/v1/chat/completions"): chat_completions}
+    return FastPathApp(routes=routes, hot=hot)
