@@ -5,8 +5,8 @@ against the same handlers reached through Starlette's routing.
 
 Two child processes serve the real local policy (an untrained policy) on loopback ports: one
 the app as the trainer serves it (``build_app``), the baseline a plain Starlette app over the
-same routes, so every request passes Starlette's middleware, routing and request objects as
-all of them did before. This process sends the chat requests of a multi-turn environment
+same routes, so every request passes Starlette's middleware and routing before reaching the
+same handler. This process sends the chat requests of a multi-turn environment
 (n=1, a few tokens) through the environment's own keep-alive client, alternating rounds
 between the two. Printed for each: requests per second and the server process's CPU
 milliseconds per request (from its ``/proc`` counters), and the ratios (fast path / routed).

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
@@ -264,7 +264,10 @@ def _encode(payload: dict[str, Any]) -> bytes:
     return json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
 
-def _parse(body: bytes, model_cls: type[SamplingRequest], purpose: str | None) -> SamplingRequest | Answer:
+_Request = TypeVar("_Request", bound="SamplingRequest")
+
+
+def _parse(body: bytes, model_cls: type[_Request], purpose: str | None) -> _Request | Answer:
     """The request in ``body``, or the refusal that says what was wrong."""
     try:
         payload = json.loads(body)
@@ -350,8 +353,8 @@ async def _respond(
 
 async def _completions(sampler: Sampler, body: bytes, purpose: str | None) -> Answer:
     parsed = _parse(body, CompletionRequest, purpose)
-    if not isinstance(parsed, CompletionRequest):
-        return parsed  # type: ignore[return-value]
+    if isinstance(parsed, tuple):
+        return parsed
     prompt_ids = sampler.encode_text(parsed.prompt_text())
     if not prompt_ids:
         return _error(400, "invalid request: prompt is empty")
@@ -360,8 +363,8 @@ async def _completions(sampler: Sampler, body: bytes, purpose: str | None) -> An
 
 async def _chat_completions(sampler: Sampler, body: bytes, purpose: str | None) -> Answer:
     parsed = _parse(body, ChatRequest, purpose)
-    if not isinstance(parsed, ChatRequest):
-        return parsed  # type: ignore[return-value]
+    if isinstance(parsed, tuple):
+        return parsed
     try:
         prompt_ids = sampler.encode_chat([m.model_dump() for m in parsed.messages])
     except ChatTemplateError as exc:
