@@ -15,9 +15,7 @@ followed by the end token:
   counts, small numbers) that the prompt need not hold. An answer that scored above its group
   once is offered to other prompts, so an answer the policy has stopped sampling for some
   prompts is tried on them again (``RewardedAnswers``: the learner fills it, the sampler reads
-  it). A whole number comes with the numbers one below and one above it: a count or a sum
-  that scored for one prompt is often one away from another's, and an answer that only rarer
-  prompts need (the length of the shortest words) might otherwise never score at all.
+  it).
 
 Nothing here knows a task. The replaced sample carries its logprobs under the current policy
 (as if the policy had sampled it), so the trainer's importance ratio starts at 1. Such a sample
