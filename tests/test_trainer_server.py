@@ -258,14 +258,14 @@ def test_a_training_request_explores_answers_that_scored_on_other_prompts(served
 
     base, holder = served
     rewarded = RewardedAnswers()
-    rewarded.add([*holder.model.tokenizer.encode("yes"), holder.model.tokenizer.end_id])
+    rewarded.add([*holder.model.tokenizer.encode("42"), holder.model.tokenizer.end_id])
     holder.explore_rewarded, holder.rewarded, holder.explored = 1.0, rewarded, ExploredTurns()
     try:
         body = {"messages": [{"role": "user", "content": "How old is the tree?"}], "n": 6, "max_tokens": 4, "temperature": 1.0}
         data = httpx.post(f"{base}/v1/chat/completions", json=body).json()
-        assert [choice["message"]["content"] for choice in data["choices"]] == ["yes"] * 6
+        assert [choice["message"]["content"] for choice in data["choices"]] == ["42"] * 6
         assert len(holder.explored) == 1  # one prompt, one answer: shielded from a low score
         greedy = httpx.post(f"{base}/v1/chat/completions", json={**body, "temperature": 0}).json()
-        assert [choice["message"]["content"] for choice in greedy["choices"]] != ["yes"] * 6
+        assert [choice["message"]["content"] for choice in greedy["choices"]] != ["42"] * 6
     finally:
         holder.explore_rewarded, holder.rewarded, holder.explored = 0.0, None, None

@@ -30,7 +30,6 @@ an environment makes while it evaluates (``PURPOSE_HEADER``), are never explored
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -40,9 +39,8 @@ from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
 from hermes_rl_mcp.trainer.grpo import TokenBatch
 from hermes_rl_mcp.trainer.model import PolicyModel, first_message_bounds, last_message_bounds
 from hermes_rl_mcp.trainer.sampling import Generation
-from hermes_rl_mcp.trainer.tokenizer import END, CharTokenizer
+from hermes_rl_mcp.trainer.tokenizer import END
 
-_INTEGER = re.compile(r"-?[0-9]+")
 # Of the samples replaced by the prompt's words, the share given two words rather than one
 # (when two fit): answers that join or reorder words of the prompt.
 PHRASE_SHARE = 0.5
@@ -106,19 +104,6 @@ class RewardedAnswers:
     def fitting(self, max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
         """The answers that fit ``max_tokens`` and the constraint."""
         return [list(a) for a in self._answers if len(a) <= max_tokens and _fits(list(a), constraint)]
-
-    def with_neighbours(self, tokenizer: CharTokenizer, max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
-        """The fitting answers, and for each that is a whole number, the numbers one below and
-        one above it (numbers as values: a count or a sum that scored for one prompt is often
-        one away from another prompt's, which the policy may never have sampled)."""
-        answers = [tuple(a) for a in self._answers]
-        found = dict.fromkeys(answers)
-        for answer in answers:
-            text = tokenizer.decode(answer)
-            if _INTEGER.fullmatch(text):
-                for near in (int(text) - 1, int(text) + 1):
-                    found.setdefault((*tokenizer.encode(str(near)), *answer[len(tokenizer.encode(text)) :]))
-        return [list(a) for a in found if len(a) <= max_tokens and _fits(list(a), constraint)]
 
     def __len__(self) -> int:
         return len(self._answers)
@@ -216,7 +201,7 @@ def explore(
                 chosen.append(int(index))
                 picks.append(pool[int(rng.integers(len(pool)))])
     offered = np.flatnonzero((draws >= share) & (draws < share + rewarded_share))
-    answers = rewarded.with_neighbours(model.tokenizer, max_tokens, constraint) if rewarded is not None and offered.size else []
+    answers = rewarded.fitting(max_tokens, constraint) if rewarded is not None and offered.size else []
     for index in offered if answers else ():
         chosen.append(int(index))
         picks.append(answers[int(rng.integers(len(answers)))])
