@@ -156,11 +156,13 @@ def test_compare_as_tool_and_resource(history_home, era: str) -> None:
 
             # Asked again, the same; once a run's files change, the comparison follows them.
             assert structured(await client.call_tool("rl_compare_runs", {"run_ids": [other, parent]})) == compared
+            # below every loss either run logged (a policy-gradient loss can be well below zero)
+            lowest = min(run["best_metrics"]["train/loss"]["value"] for run in compared["runs"]) - 1.0
             with open(Path(home) / "runs" / other / "metrics.jsonl", "a") as handle:
-                handle.write(json.dumps({"step": 4, "time": 1.0, "train/loss": -1.0}) + "\n")
+                handle.write(json.dumps({"step": 4, "time": 1.0, "train/loss": lowest}) + "\n")
             changed = structured(await client.call_tool("rl_compare_runs", {"run_ids": [other, parent]}))
             assert changed["leaders"]["train/loss"] == other
-            assert {run["run_id"]: run for run in changed["runs"]}[other]["best_metrics"]["train/loss"]["value"] == -1.0
+            assert {run["run_id"]: run for run in changed["runs"]}[other]["best_metrics"]["train/loss"]["value"] == lowest
 
     anyio.run(scenario)
 
