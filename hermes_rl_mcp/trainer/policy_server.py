@@ -28,7 +28,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from hermes_rl_mcp.errors import HermesRLError
-from hermes_rl_mcp.fast_asgi import FastPathApp, RawHandler, header, read_body, send_json
+from hermes_rl_mcp.fast_asgi import FastPathApp, header, read_body, send_json
 from hermes_rl_mcp.sdk.env_types import PURPOSE_HEADER
 from hermes_rl_mcp.trainer.constraints import MAX_CHOICES, ConstraintError, choice_constraint
 from hermes_rl_mcp.trainer.exploration import ExploredTurns, RewardedAnswers, explore
@@ -375,15 +375,20 @@ async def _chat_completions(sampler: Sampler, body: bytes, purpose: str | None) 
 _PURPOSE_KEY = PURPOSE_HEADER.lower().encode()  # ASGI header names arrive lower-cased
 
 
-class _AsASGI:
-    """A plain ASGI handler as a route endpoint (Starlette calls a function endpoint with a
-    request object, an object endpoint as an ASGI app)."""
+class _SamplingEndpoint:
+    """A sampling endpoint as plain ASGI: the body in, the JSON answer out. An object, not a
+    function, so that a Starlette route given it calls it as an ASGI app too."""
 
-    def __init__(self, handler: RawHandler) -> None:
-        self.handler = handler
+    def __init__(self, sampler: Sampler, answer: Callable[[Sampler, bytes, str | None], Awaitable[Answer]]) -> None:
+        self.sampler = sampler
+        self.answer = answer
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.handler(scope, receive, send)
+        body = await read_body(receive)
+        if body is None:
+            return  # the client went away
+        payload, status = await self.answer(self.sampler, body, header(scope, _PURPOSE_KEY))
+        await send_json(send, _encode(payload), status)
 
 
 def build_app(holder: Sampler) -> FastPathApp:
@@ -391,18 +396,8 @@ def build_app(holder: Sampler) -> FastPathApp:
     all the traffic (a multi-turn environment sends one request per episode per turn) and are
     served as plain ASGI; the Starlette routes answer everything else (health, models, a
     wrong method or path)."""
-
-    def raw(answer: Callable[[Sampler, bytes, str | None], Awaitable[Answer]]) -> RawHandler:
-        async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
-            body = await read_body(receive)
-            if body is None:
-                return  # the client went away
-            payload, status = await answer(holder, body, header(scope, _PURPOSE_KEY))
-            await send_json(send, _encode(payload), status)
-
-        return endpoint
-
-    completions, chat_completions = raw(_completions), raw(_chat_completions)
+    completions = _SamplingEndpoint(holder, _completions)
+    chat_completions = _SamplingEndpoint(holder, _chat_completions)
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "step": holder.step})
@@ -417,8 +412,8 @@ def build_app(holder: Sampler) -> FastPathApp:
         Route("/v1/health", health, methods=["GET"]),
         Route("/v1/models", models, methods=["GET"]),
         # listed so that a wrong method is answered with the one allowed; a POST never gets here
-        Route("/v1/completions", _AsASGI(completions), methods=["POST"]),
-        Route("/v1/chat/completions", _AsASGI(chat_completions), methods=["POST"]),
+        Route("/v1/completions", completions, methods=["POST"]),
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
     ]
     hot = {("POST", "/v1/completions"): completions, ("POST", "/v1/chat/completions"): chat_completions}
     return FastPathApp(routes=routes, hot=hot)
