@@ -1,6 +1,6 @@
 """One task on the local trainer in process, over several seeds: quick comparisons of trainer changes.
 
-    python bench/bench_in_process.py TASK [--seeds 0 1] [--steps N] [--show K]
+    python bench/bench_in_process.py TASK [--seeds 0 1] [--steps N] [--show K] [--set FIELD=VALUE ...]
 
 TASK is a file of ``bench/tasks/`` or ``environments/`` (``count_letter``, ``reverse_text``...).
 The environment's own ``setup``, ``get_next_item``, ``collect_trajectories`` and ``evaluate``
@@ -11,7 +11,8 @@ formed as the runtime forms one (groups whose scores are all equal are dropped, 
 ``ensure_scores_are_not_same`` asks), with the environment's defaults and the local trainer's
 (plus the environment's ``trainer_defaults``). It prints each seed's held-out curve (eval
 percent correct every ``steps_per_eval`` steps) and, with ``--show``, prompts and replies of the
-last evaluation. Figures differ from ``bench_generality.py``'s, which runs the servers: there
+last evaluation; ``--set`` changes a trainer setting (``--set learning_rate=0.005``) for
+exploring. Figures differ from ``bench_generality.py``'s, which runs the servers: there
 rollouts lag the trainer by up to ``max_batches_offpolicy`` batches.
 """
 
@@ -86,10 +87,10 @@ class InProcessPolicy:
         return group
 
 
-async def run(task: str, seed: int, steps: int | None, show: int) -> list[tuple[int, float]]:
+async def run(task: str, seed: int, steps: int | None, show: int, edits: dict[str, str]) -> list[tuple[int, float]]:
     cls = environment_class(task)
     config, servers = cls.config_init()
-    trainer = TrainerConfig(**{**getattr(cls, "trainer_defaults", {}), "seed": seed})
+    trainer = TrainerConfig(**{**getattr(cls, "trainer_defaults", {}), **edits, "seed": seed})
     batch_size = config.batch_size if config.batch_size > 0 else trainer.batch_size  # -1: the trainer's
     total = steps if steps is not None else config.total_steps
     env = cls(config, servers)
@@ -134,10 +135,17 @@ def main() -> None:
     )
     parser.add_argument("--steps", type=int, default=None, help="trainer steps (default: the environment's total_steps)")
     parser.add_argument("--show", type=int, default=0, metavar="K", help="print K prompts and replies of the last evaluation")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="FIELD=VALUE", help="a trainer setting (default: the task's and the trainer's)"
+    )
     args = parser.parse_args()
+    malformed = [item for item in args.set if "=" not in item]
+    if malformed:
+        parser.error(f"--set takes FIELD=VALUE, got {', '.join(malformed)}")
+    edits = dict(item.split("=", 1) for item in args.set)
     finals = []
     for seed in args.seeds:
-        curve = asyncio.run(run(args.task, seed, args.steps, args.show))
+        curve = asyncio.run(run(args.task, seed, args.steps, args.show, edits))
         finals.append(curve[-1][1])
     print(f"{args.task}: final eval per seed {', '.join(f'{f:.3f}' for f in finals)}")
 
