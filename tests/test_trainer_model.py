@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
-from hermes_rl_mcp.trainer.model import PolicyModel, ViewCache
+from hermes_rl_mcp.trainer.model import GAINS, PolicyModel, ViewCache
 from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, USER, CharTokenizer, ChatTemplateError
 
@@ -316,6 +316,29 @@ def test_the_inputs_say_whether_neighbouring_characters_go_up_or_down() -> None:
     assert [x for x in window if x][::-1] == [1, 1, -1]  # the window reads the same pairs from the end
     assert rises("kdb")[1][:3] == [-1, -1, 0]
 
+
+def test_the_pointer_knows_which_letter_of_a_word_comes_next_in_order() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "go dbca"}])
+
+    def marked(written: str) -> tuple[str, str]:
+        feats = model.features([prompt], [TOK.encode(written)])
+        window = feats.slots[0, : model.shape.window]
+        order = feats.order[0, : model.shape.window]
+        first = "".join(sorted(TOK.decode([t]) for t in window[order[:, 0] == 1]))
+        last = "".join(sorted(TOK.decode([t]) for t in window[order[:, 1] == 1]))
+        return first, last  # per word: its first and its last unwritten letter in code order
+
+    assert marked("") == ("ag", "do")
+    assert marked("a") == ("bg", "do")  # "a" is written: "b" comes first among what is left
+    assert marked("abcd") == ("g", "o")  # a word wholly written has no slot marked
+    assert marked("gabc") == ("do", "do")  # g is written: "o" is both first and last of "go"
+    feats = model.features([prompt], [[]])
+    before = model.forward(feats).attention[0]
+    model.params["P_order"][0] = 3.0 / GAINS["P_order"]
+    after = model.forward(feats).attention[0]
+    smallest = np.flatnonzero(feats.order[0, :, 0])
+    assert after[smallest].sum() > 3 * before[smallest].sum()  # the weight moves the pointer onto them
 
 def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own_logprobs() -> None:
     from hermes_rl_mcp.trainer.exploration import explore, prompt_phrases, prompt_words

@@ -68,6 +68,7 @@ Params = dict[str, np.ndarray]
 COPY_FLOOR = 0.003
 GAINS = {
     "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_end": 10.0, "P_gain": 10.0,
+    "P_order": 10.0,
     "M": 10.0, "R": 60.0, "C": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0,
@@ -87,6 +88,10 @@ END_SLOT_TAIL = 2
 # (at 8, about 3% of a copy leaks over the other tokens). R's larger gain lets one shared code
 # distance overtake that lead in about a hundred steps.
 IDENTITY_LOGIT = 8.0
+# The pointer knows, for each slot, whether its character comes first (or last) in code order
+# among the characters of its word not yet written this turn; a word's other characters are
+# compared up to this many on each side.
+ORDER_SPAN = 8
 _ROLE_IDS = np.asarray(sorted(ROLE_TOKENS.values()), dtype=np.int64)
 
 
@@ -164,6 +169,7 @@ class PromptView:
     bag: np.ndarray  # (bag_chars + bag_words,) rows of the character and word bags
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
+    ordered: np.ndarray  # (pointer_slots, 2, ORDER_SPAN) the slot's word's characters below / above its own (vocab_size: none)
 
 
 class ViewCache:
@@ -213,6 +219,7 @@ class Features:
     used: np.ndarray  # (N, pointer_slots) float: 1 where the slot's token was emitted this turn
     counts: np.ndarray  # (N, pointer_slots) int: occurrences of the slot's character in its word
     follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
+    order: np.ndarray  # (N, pointer_slots, 2) float: 1 where the slot's character is the first / last unwritten one of its word
 
     def __len__(self) -> int:
         return int(self.step.shape[0])
@@ -312,6 +319,7 @@ class PolicyModel:
             "P_pos": np.zeros((shape.max_steps, shape.pointer_slots - 1)),  # per step, for the character slots
             "P_key": np.zeros(v),
             "P_used": np.zeros(1),
+            "P_order": np.zeros(2),  # for a slot whose character is the first / last of its word left to write
             "P_gain": np.full(shape.max_steps, copy_prior),
             "P_rel": np.zeros(len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES),
             # The end slot's neighbour scores and bias, learned on their own: whether a span
@@ -365,10 +373,10 @@ class PolicyModel:
         first_start, first_stop = first_message_bounds(tokens)
         if first_stop >= stop:  # one message so far: the last-message view already reads it
             first_start = first_stop
-        in_word = self._counts_in_word(tokens)
-        counts = np.zeros(s.pointer_slots, dtype=np.int64)
-        tail_counts = in_word[-s.window :][::-1]
-        counts[: len(tail_counts)] = tail_counts
+        # where in ``tokens`` each character slot reads (-1: nowhere), for what is known per token
+        source = np.full(s.pointer_slots, -1, dtype=np.int64)
+        back = np.arange(len(tokens))[-s.window :][::-1]
+        source[: len(back)] = back
         at = s.window
         heads = []
         for begin, end in ((start, stop), (first_start, first_stop)):
@@ -376,9 +384,13 @@ class PolicyModel:
             content = tokens[begin:end][: s.message_slots]
             head[: len(content)] = content
             heads.append(head)
-            head_counts = in_word[begin:end][: s.message_slots]
-            counts[at : at + len(head_counts)] = head_counts
+            source[at : at + len(content)] = np.arange(begin, begin + len(content))
             at += s.message_slots
+        read = source >= 0
+        counts = np.zeros(s.pointer_slots, dtype=np.int64)
+        counts[read] = self._counts_in_word(tokens)[source[read]]
+        ordered = np.full((s.pointer_slots, 2, ORDER_SPAN), s.vocab_size, dtype=np.int64)
+        ordered[read] = self._order_in_word(tokens)[source[read]]
         message, opening = heads
         content = tokens[start:stop]
         tail = np.full(END_SLOT_TAIL, PAD, dtype=np.int64)  # the last message's last tokens, last first
@@ -389,6 +401,7 @@ class PolicyModel:
         return PromptView(
             window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, message, opening, tail, [PAD]])[self._neighbour_sources],
+            ordered,
         )
 
     def _rises(self, before: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -419,6 +432,22 @@ class PolicyModel:
         word_number = np.cumsum(starts)
         keys = word_number[in_word] * self.shape.vocab_size + tokens[in_word]
         out[in_word] = np.bincount(keys)[keys]
+        return out
+
+    def _order_in_word(self, tokens: np.ndarray) -> np.ndarray:
+        """(len(tokens), 2, ORDER_SPAN): for each token in a word, the word's distinct characters
+        that come before it in code order (nearest first) and after it; ``vocab_size`` pads."""
+        v = self.shape.vocab_size
+        out = np.full((len(tokens), 2, ORDER_SPAN), v, dtype=np.int64)
+        in_word = self._is_word_char[tokens]
+        edges = np.flatnonzero(np.diff(np.r_[0, in_word.astype(np.int8), 0]))
+        for begin, end in zip(edges[::2], edges[1::2]):
+            letters = np.unique(tokens[begin:end])
+            for at in range(begin, end):
+                below = letters[letters < tokens[at]][::-1][:ORDER_SPAN]
+                above = letters[letters > tokens[at]][:ORDER_SPAN]
+                out[at, 0, : len(below)] = below
+                out[at, 1, : len(above)] = above
         return out
 
     def _bag_rows(self, content: np.ndarray) -> np.ndarray:
@@ -548,6 +577,7 @@ class PolicyModel:
         counts = np.stack([view.counts for view in views])[prompt_of] if views else np.zeros((0, s.pointer_slots), dtype=np.int64)
         used = np.take_along_axis(emitted, slots, axis=1).astype(self.dtype)
         used[:, -1] = 0.0
+        order = self._order(views, prompt_of, emitted, counts > 0, used)
         return Features(
             prompt_of=prompt_of,
             prompt_rows=prompt_rows,
@@ -559,7 +589,22 @@ class PolicyModel:
             used=used,
             follows=follows.astype(self.dtype),
             counts=counts,
+            order=order,
         )
+
+    def _order(
+        self, views: Sequence[PromptView], prompt_of: np.ndarray, emitted: np.ndarray, in_word: np.ndarray, used: np.ndarray
+    ) -> np.ndarray:
+        """(N, pointer_slots, 2): 1 where the slot's character, not yet written, comes first
+        (second column: last) in code order among the characters of its word not yet written."""
+        s = self.shape
+        if not views:
+            return np.zeros((0, s.pointer_slots, 2), dtype=self.dtype)
+        ordered = np.stack([view.ordered for view in views])[prompt_of]  # (N, S, 2, span)
+        written = np.concatenate([emitted, np.ones((len(emitted), 1), dtype=bool)], axis=1)  # padding counts as written
+        rows = np.arange(len(emitted))[:, None, None, None]
+        passed = written[rows, ordered].all(axis=3)  # every character on that side already written
+        return (passed & (in_word & (used == 0))[:, :, None]).astype(self.dtype)
 
     # -- forward / backward ---------------------------------------------------------------------
 
@@ -628,7 +673,7 @@ class PolicyModel:
         ending early) and no score per step: one let a task whose answers mostly end at step 5
         end its longer ones there too, with no sample left to show otherwise."""
         p = self.params
-        scores = GAINS["P_used"] * p["P_used"][0] * feats.used
+        scores = GAINS["P_used"] * p["P_used"][0] * feats.used + feats.order @ (GAINS["P_order"] * p["P_order"])
         scores[:, :-1] += GAINS["P_pos"] * p["P_pos"][feats.step]
         scores[:, :-1] += feats.follows[:, :-1] @ (GAINS["P_rel"] * p["P_rel"])
         scores[:, -1] += self._end_inputs(feats) @ (GAINS["P_end"] * p["P_end"])
@@ -702,6 +747,7 @@ class PolicyModel:
         dscores = cache.attention * (dattention - (cache.attention * dattention).sum(axis=1, keepdims=True))
         grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores[:, :-1], p["P_pos"].shape)
         grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
+        grads["P_order"] = GAINS["P_order"] * np.einsum("ns,nsk->k", dscores, feats.order)
         grads["P_rel"] = GAINS["P_rel"] * np.einsum("ns,nsk->k", dscores[:, :-1], feats.follows[:, :-1])
         grads["P_end"] = GAINS["P_end"] * (dscores[:, -1] @ self._end_inputs(feats))
         dwanted = self._per_token(dscores[:, :-1], feats.slots[:, :-1])  # (N, V)
