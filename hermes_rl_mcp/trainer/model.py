@@ -34,7 +34,10 @@ views of its context, each a bias that helps short text tasks in general:
   weights to learn.
 * **counts through the pointer**: each slot also carries how often its character occurs in
   its word, and the attention summed per count adds a learned row of ``C`` to the logits, so
-  "how many of this letter" is the pointer finding the letter plus a map from counts to tokens.
+  "how many of this letter" is the pointer finding the letter plus a map from counts to tokens;
+* **order within a word**: a slot whose character comes first (or last) in code order among
+  the characters of its word not yet written this turn gets a score of its own, so writing a
+  word's letters sorted, or picking its largest digit, is one weight and not a key per letter.
 
 The sparse views are summed into one ReLU hidden layer (an embedding bag: a linear layer on
 one-hot inputs) that produces generation logits; a per-step output bias learns answer lengths.
