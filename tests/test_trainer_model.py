@@ -340,6 +340,7 @@ def test_the_pointer_knows_which_letter_of_a_word_comes_next_in_order() -> None:
     smallest = np.flatnonzero(feats.order[0, :, 0])
     assert after[smallest].sum() > 3 * before[smallest].sum()  # the weight moves the pointer onto them
 
+
 def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own_logprobs() -> None:
     from hermes_rl_mcp.trainer.exploration import explore, prompt_phrases, prompt_words
 
