@@ -91,10 +91,6 @@ END_SLOT_TAIL = 2
 # (at 8, about 3% of a copy leaks over the other tokens). R's larger gain lets one shared code
 # distance overtake that lead in about a hundred steps.
 IDENTITY_LOGIT = 8.0
-# The pointer knows, for each slot, whether its character comes first (or last) in code order
-# among the characters of its word not yet written this turn; a word's other characters are
-# compared up to this many on each side.
-ORDER_SPAN = 8
 _ROLE_IDS = np.asarray(sorted(ROLE_TOKENS.values()), dtype=np.int64)
 
 
@@ -172,7 +168,7 @@ class PromptView:
     bag: np.ndarray  # (bag_chars + bag_words,) rows of the character and word bags
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
-    ordered: np.ndarray  # (pointer_slots, 2, ORDER_SPAN) the slot's word's characters below / above its own (vocab_size: none)
+    ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
 
 
 class ViewCache:
@@ -392,8 +388,9 @@ class PolicyModel:
         read = source >= 0
         counts = np.zeros(s.pointer_slots, dtype=np.int64)
         counts[read] = self._counts_in_word(tokens)[source[read]]
-        ordered = np.full((s.pointer_slots, 2, ORDER_SPAN), s.vocab_size, dtype=np.int64)
+        ordered = np.zeros((s.pointer_slots, 2, s.vocab_size), dtype=bool)
         ordered[read] = self._order_in_word(tokens)[source[read]]
+        ordered = _token_bits(ordered)
         message, opening = heads
         content = tokens[start:stop]
         tail = np.full(END_SLOT_TAIL, PAD, dtype=np.int64)  # the last message's last tokens, last first
@@ -438,19 +435,19 @@ class PolicyModel:
         return out
 
     def _order_in_word(self, tokens: np.ndarray) -> np.ndarray:
-        """(len(tokens), 2, ORDER_SPAN): for each token in a word, the word's distinct characters
-        that come before it in code order (nearest first) and after it; ``vocab_size`` pads."""
+        """(len(tokens), 2, V) bool: for each token in a word, the word's characters that come
+        before it in code order, and those that come after it."""
         v = self.shape.vocab_size
-        out = np.full((len(tokens), 2, ORDER_SPAN), v, dtype=np.int64)
+        out = np.zeros((len(tokens), 2, v), dtype=bool)
+        codes = np.arange(v)
         in_word = self._is_word_char[tokens]
         edges = np.flatnonzero(np.diff(np.r_[0, in_word.astype(np.int8), 0]))
         for begin, end in zip(edges[::2], edges[1::2]):
-            letters = np.unique(tokens[begin:end])
-            for at in range(begin, end):
-                below = letters[letters < tokens[at]][::-1][:ORDER_SPAN]
-                above = letters[letters > tokens[at]][:ORDER_SPAN]
-                out[at, 0, : len(below)] = below
-                out[at, 1, : len(above)] = above
+            word = tokens[begin:end]
+            letters = np.zeros(v, dtype=bool)
+            letters[word] = True
+            out[begin:end, 0] = letters & (codes < word[:, None])
+            out[begin:end, 1] = letters & (codes > word[:, None])
         return out
 
     def _bag_rows(self, content: np.ndarray) -> np.ndarray:
@@ -603,10 +600,12 @@ class PolicyModel:
         s = self.shape
         if not views:
             return np.zeros((0, s.pointer_slots, 2), dtype=self.dtype)
-        ordered = np.stack([view.ordered for view in views])[prompt_of]  # (N, S, 2, span)
-        written = np.concatenate([emitted, np.ones((len(emitted), 1), dtype=bool)], axis=1)  # padding counts as written
-        rows = np.arange(len(emitted))[:, None, None, None]
-        passed = written[rows, ordered].all(axis=3)  # every character on that side already written
+        ordered = np.stack([view.ordered for view in views])[prompt_of]  # (N, S, 2, words)
+        unwritten = ~_token_bits(emitted)[:, None, None, :]
+        missing = np.zeros(ordered.shape[:3], dtype=np.uint64)
+        for word in range(ordered.shape[3]):  # a few words: numpy's reduction over so short an axis is slow
+            missing |= ordered[..., word] & unwritten[..., word]
+        passed = missing == 0  # every character on that side already written
         return (passed & (in_word & (used == 0))[:, :, None]).astype(self.dtype)
 
     # -- forward / backward ---------------------------------------------------------------------
@@ -826,6 +825,15 @@ def _neighbour_sources(shape: ModelShape) -> np.ndarray:
         if 1 <= k <= END_SLOT_TAIL:
             out[-1, k_index] = tail + k - 1
     return out
+
+
+def _token_bits(tokens: np.ndarray) -> np.ndarray:
+    """Sets of tokens, (..., V) bool, as bit sets (..., ceil(V / 64)) of uint64, token t at bit
+    t % 64 of word t // 64: a test against the tokens written so far is one AND per word."""
+    width = -(-tokens.shape[-1] // 64) * 64
+    padded = np.zeros((*tokens.shape[:-1], width), dtype=bool)
+    padded[..., : tokens.shape[-1]] = tokens
+    return np.packbits(padded, axis=-1, bitorder="little").view("<u8")
 
 
 def _stack(rows: list[np.ndarray], *shape: int) -> np.ndarray:
