@@ -55,6 +55,9 @@ from typing import Sequence
 
 import numpy as np
 
+from hermes_rl_mcp.trainer.numbers import (
+    MAX_NUMBERS, LogShares, NumberGroup, integer_spelling, mix_in_numbers, number_log_shares, read_numbers,
+)
 from hermes_rl_mcp.trainer.tokenizer import END, PAD, ROLE_TOKENS, CharTokenizer
 
 Params = dict[str, np.ndarray]
@@ -75,7 +78,13 @@ GAINS = {
     "M": 10.0, "R": 60.0, "C": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0,
+    # The number path's value weights, the log of its spread and its share (a logit) per step.
+    "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_bias": 10.0, "N_spread": 20.0, "N_mix": 10.0,
 }
+# The number path's spread at first: wide, since its value means nothing until it is learned
+# (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
+NUMBER_SPREAD_PRIOR = 8.0
+NUMBER_MIX_PRIOR = 0.25  # the number path's share of the next token where it applies, at first
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
 # prompt occurrence of the previously emitted token (1: its successor, -1: its predecessor, 0: the
 # same token again). Copying a span forwards or backwards is then one weight, not one per step.
@@ -169,6 +178,9 @@ class PromptView:
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
+    numbers: np.ndarray  # (MAX_NUMBERS,) float: the last message's first numbers (0 past the last)
+    number_context: np.ndarray  # (MAX_NUMBERS, 3) int: each number's place, the token before it and the one after
+    number_count: int
 
 
 class ViewCache:
@@ -219,6 +231,9 @@ class Features:
     counts: np.ndarray  # (N, pointer_slots) int: occurrences of the slot's character in its word
     follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
     order: np.ndarray  # (N, pointer_slots, 2) float: 1 where the slot's character is the first / last unwritten one of its word
+    numbers: np.ndarray  # (P, MAX_NUMBERS) float: the prompts' numbers
+    number_context: np.ndarray  # (P, MAX_NUMBERS, 3) int: their places and neighbouring tokens
+    number_groups: list[NumberGroup]  # the rows whose reply so far can still become an integer, by reply
 
     def __len__(self) -> int:
         return int(self.step.shape[0])
@@ -236,6 +251,10 @@ class ForwardCache:
     copied: np.ndarray  # (N, V) attended mass carried through the copy map
     gate: np.ndarray  # (N, V) log(COPY_FLOOR + copied)
     pointer_gain: np.ndarray  # (N,) the step's pointer gain, with its fixed gain
+    text_probs: np.ndarray  # (N, V) the distribution before the number path is mixed in
+    number_shares: list[LogShares]  # per number group
+    number_mix: np.ndarray  # (N,) the number path's share of each row (0 where it does not apply)
+    number_probs: list[np.ndarray]  # per number group, (rows, next tokens): the number path's distribution
     probs: np.ndarray
     log_probs: np.ndarray  # log of probs, exact where probs underflow (-inf only where masked)
     temperature: float
@@ -262,6 +281,9 @@ class PolicyModel:
             is_word_char[token] = tokenizer.token_text(token).isalnum() and token >= tokenizer.first_char_id
         self._is_word_char = is_word_char
         # 1 for letters, 2 for digits, 0 for anything else: which characters compare by code
+        self._is_digit = np.asarray([value is not None for value in tokenizer.digit_values])
+        self._zero = tokenizer.encode("0")[0]
+        self._spelling = integer_spelling(tokenizer)
         self._char_kind = np.asarray(
             [0 if not is_word_char[t] else 2 if tokenizer.token_text(t).isdigit() else 1 for t in range(shape.vocab_size)], dtype=np.int64
         )
@@ -330,6 +352,13 @@ class PolicyModel:
             # The pointer's query from the hidden layer (zero at first: it starts as without):
             "Q_pos": np.zeros((h, shape.pointer_slots - 1)),  # which slots to read, by what was read
             "Q_key": np.zeros((h, v)),  # which characters to look for, by what was read
+            # The number path (``trainer/numbers.py``): a value from the prompt's numbers.
+            "N_place": np.zeros(MAX_NUMBERS),
+            "N_before": np.zeros(v),
+            "N_after": np.zeros(v),
+            "N_bias": np.zeros(1),
+            "N_spread": np.full(1, np.log(NUMBER_SPREAD_PRIOR)),
+            "N_mix": np.full(shape.max_steps, np.log(NUMBER_MIX_PRIOR / (1.0 - NUMBER_MIX_PRIOR))),
         }
         # A recency prior, as in ALiBi: the pointer starts out favouring the prompt's last
         # tokens, falling off linearly with distance; the last message's start view starts below
@@ -393,6 +422,7 @@ class PolicyModel:
         ordered = _token_bits(ordered)
         message, opening = heads
         content = tokens[start:stop]
+        numbers, number_context, number_count = read_numbers(content, self._is_digit, self._zero)
         tail = np.full(END_SLOT_TAIL, PAD, dtype=np.int64)  # the last message's last tokens, last first
         tail[: min(END_SLOT_TAIL, len(content))] = content[::-1][:END_SLOT_TAIL]
         rises = np.concatenate(  # the window reads backwards: slot d + 1 comes before slot d
@@ -401,7 +431,7 @@ class PolicyModel:
         return PromptView(
             window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, message, opening, tail, [PAD]])[self._neighbour_sources],
-            ordered,
+            ordered, numbers, number_context, number_count,
         )
 
     def _rises(self, before: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -578,6 +608,9 @@ class PolicyModel:
         used = np.take_along_axis(emitted, slots, axis=1).astype(self.dtype)
         used[:, -1] = 0.0
         order = self._order(views, prompt_of, emitted, counts > 0, used)
+        numbers = np.stack([view.numbers for view in views]) if views else np.zeros((0, MAX_NUMBERS))
+        number_context = _stack([view.number_context for view in views], MAX_NUMBERS, 3)
+        has_numbers = np.asarray([view.number_count > 0 for view in views], dtype=bool)
         return Features(
             prompt_of=prompt_of,
             prompt_rows=prompt_rows,
@@ -590,7 +623,23 @@ class PolicyModel:
             follows=follows.astype(self.dtype),
             counts=counts,
             order=order,
+            numbers=numbers,
+            number_context=number_context,
+            number_groups=self._number_groups(gen, step, has_numbers[prompt_of]),
         )
+
+    def _number_groups(self, gen: np.ndarray, step: np.ndarray, has_numbers: np.ndarray) -> list[NumberGroup]:
+        """The rows after a prompt with numbers whose reply so far (all of it among the
+        generated slots) is the start of an integer's text, grouped by that reply."""
+        rows_of: dict[tuple[int, ...], list[int]] = {}
+        for row in np.flatnonzero(has_numbers & (step <= self.shape.gen_slots)):
+            rows_of.setdefault(tuple(gen[row, : step[row]].tolist()), []).append(int(row))
+        groups = []
+        for reply, rows in rows_of.items():
+            spelling = self._spelling.continuations(reply)
+            if spelling is not None:
+                groups.append(NumberGroup(np.asarray(rows, dtype=np.int64), spelling))
+        return groups
 
     def _order(
         self, views: Sequence[PromptView], prompt_of: np.ndarray, emitted: np.ndarray, in_word: np.ndarray, used: np.ndarray
@@ -639,11 +688,30 @@ class PolicyModel:
         # Log-softmax, not log(softmax): a token far below the others (tens of nats) has a
         # float32 probability of 0 but a finite logprob, which the trainer's importance ratio
         # and a sample's reported logprob both need.
-        log_probs = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
-        probs = np.exp(log_probs)
+        text_log_probs = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+        number_shares = number_log_shares(feats.number_groups, self._number_value(feats), self._number_log_spread())
+        mixture = mix_in_numbers(text_log_probs, feats.number_groups, number_shares, self._number_mix(feats.step), temperature)
         return ForwardCache(
-            feats, pre, hidden, attention, by_count, attended, copy_map, copied, gate, pointer_gain, probs, log_probs, temperature
+            feats, pre, hidden, attention, by_count, attended, copy_map, copied, gate, pointer_gain, np.exp(text_log_probs),
+            number_shares, mixture.share, mixture.number_probs, np.exp(mixture.log_probs), mixture.log_probs, temperature,
         )
+
+    def _number_mix(self, step: np.ndarray) -> np.ndarray:
+        """(N,): the number path's share of each position's next token, where it applies."""
+        return 1.0 / (1.0 + np.exp(-GAINS["N_mix"] * self.params["N_mix"][step]))
+
+    def _number_log_spread(self) -> float:
+        return float(GAINS["N_spread"] * self.params["N_spread"][0])
+
+    def _number_value(self, feats: Features) -> np.ndarray:
+        """(N,): the value each position's prompt gives its numbers: a bias plus each number
+        times a weight for its place, the token before it and the token after it."""
+        p = self.params
+        place, before, after = (feats.number_context[..., i] for i in range(3))
+        weight = GAINS["N_place"] * p["N_place"][place] + GAINS["N_before"] * p["N_before"][before]
+        weight = weight + GAINS["N_after"] * p["N_after"][after]
+        per_prompt = GAINS["N_bias"] * p["N_bias"][0] + (feats.numbers * weight).sum(axis=1)
+        return per_prompt[feats.prompt_of]
 
     def _images(self) -> np.ndarray:
         """(V,): the token each token's attention now favours emitting: itself, unless the copy
@@ -720,13 +788,20 @@ class PolicyModel:
         p = self.params
         feats = cache.features
         n = len(targets)
-        dlogits = -cache.probs * dlogp[:, None]
-        dlogits[np.arange(n), targets] += dlogp
+        text, mix = cache.text_probs, cache.number_mix
+        picked = np.arange(n), targets
+        # p = (1 - mix) text + mix number: the target's log p moves with the text logits as
+        # much as the text policy is responsible for it
+        with np.errstate(divide="ignore", invalid="ignore"):
+            text_part = np.where(mix > 0, (1.0 - mix) * text[picked] / cache.probs[picked], 1.0)
+        dlogits = -text * (dlogp * text_part)[:, None]
+        dlogits[picked] += dlogp * text_part
         if entropy_weight is not None:
-            # dH/dz_j = -p_j (log p_j + H), on the temperature-scaled logits
+            # dH/dz_j = -(1 - mix) text_j (log p_j - sum_k text_k log p_k), on the
+            # temperature-scaled logits (with mix 0: -p_j (log p_j + H))
             logp = np.where(cache.probs > 0, cache.log_probs, 0.0)
-            entropy = -(cache.probs * logp).sum(axis=1, keepdims=True)
-            dlogits -= entropy_weight[:, None] * cache.probs * (logp + entropy)
+            expected = (text * logp).sum(axis=1, keepdims=True)
+            dlogits -= (entropy_weight * (1.0 - mix))[:, None] * text * (logp - expected)
         dlogits /= cache.temperature
         grads: Params = {}
         grads["W2"] = cache.hidden.T @ dlogits
@@ -756,6 +831,7 @@ class PolicyModel:
         grads["P_key"] = GAINS["P_key"] * dwanted.sum(axis=0)
         grads["Q_key"] = GAINS["Q_key"] * (cache.hidden.T @ dwanted)
         grads["Q_pos"] = GAINS["Q_pos"] * (cache.hidden.T @ dscores[:, :-1])
+        grads.update(self._number_backward(cache, targets, dlogp, entropy_weight))
         dhidden = dlogits @ p["W2"].T
         dhidden += dscores[:, :-1] @ (GAINS["Q_pos"] * p["Q_pos"]).T + dwanted @ (GAINS["Q_key"] * p["Q_key"]).T
         dpre = dhidden * (cache.pre > 0)
@@ -770,6 +846,50 @@ class PolicyModel:
         grads["W_in"] = _rows_sum(rows, values, p["W_in"].shape)
         grads["W_in"][self.absent_row] = 0.0  # padding of the bags contributes nothing, always
         return {k: g.astype(p[k].dtype, copy=False) for k, g in grads.items()}
+
+    def _number_backward(
+        self, cache: ForwardCache, targets: np.ndarray, dlogp: np.ndarray, entropy_weight: np.ndarray | None
+    ) -> Params:
+        """The number path's gradients (see ``backward``, ``_number_value`` and ``numbers.py``)."""
+        feats, v = cache.features, self.shape.vocab_size
+        dvalue = np.zeros(len(targets))
+        dmix = np.zeros(len(targets))
+        dspread = 0.0
+        logp = np.where(cache.probs > 0, cache.log_probs, 0.0)
+        for group, shares, number in zip(feats.number_groups, cache.number_shares, cache.number_probs):
+            rows, tokens = group.rows, group.spelling.tokens
+            mix, chosen = cache.number_mix[rows], targets[rows]
+            hit = chosen[:, None] == tokens[None, :]  # (R, U): the target among the next tokens
+            number_target = (number * hit).sum(axis=1)
+            picked = cache.probs[rows, chosen]
+            # the number path's logits, as ``backward`` does the text logits'
+            responsible = mix * number_target / picked
+            dlogits = (dlogp[rows] * responsible)[:, None] * (hit - number)
+            dmix[rows] = dlogp[rows] * (number_target - cache.text_probs[rows, chosen]) / picked
+            if entropy_weight is not None:
+                ew = entropy_weight[rows]
+                logp_tokens = logp[rows[:, None], tokens[None, :]]
+                expected = (number * logp_tokens).sum(axis=1, keepdims=True)
+                dlogits -= (ew * mix)[:, None] * number * (logp_tokens - expected)
+                # dH/dmix = -sum_j (number_j - text_j) log p_j
+                dmix[rows] -= ew * ((number * logp_tokens).sum(axis=1) - (cache.text_probs[rows] * logp[rows]).sum(axis=1))
+            dmix[rows] *= mix > 0  # where every next token of the path is masked, it was not mixed in
+            dshares = np.where(number > 0, dlogits, 0.0) / cache.temperature
+            dspread += float((dshares * shares.dlog_spread).sum())
+            dvalue[rows] += (dshares * shares.dvalue).sum(axis=1)
+        mix_all = self._number_mix(feats.step)
+        dmix_logit = GAINS["N_mix"] * mix_all * (1.0 - mix_all) * dmix
+        dprompt = _rows_sum(feats.prompt_of, dvalue, (len(feats.numbers),))
+        dweight = dprompt[:, None] * feats.numbers  # (P, MAX_NUMBERS): per number's weight
+        place, before, after = (feats.number_context[..., i].ravel() for i in range(3))
+        return {
+            "N_mix": _rows_sum(feats.step, dmix_logit, self.params["N_mix"].shape),
+            "N_spread": np.asarray([GAINS["N_spread"] * dspread]),
+            "N_bias": np.asarray([GAINS["N_bias"] * dprompt.sum()]),
+            "N_place": GAINS["N_place"] * np.bincount(place, weights=dweight.ravel(), minlength=MAX_NUMBERS),
+            "N_before": GAINS["N_before"] * np.bincount(before, weights=dweight.ravel(), minlength=v),
+            "N_after": GAINS["N_after"] * np.bincount(after, weights=dweight.ravel(), minlength=v),
+        }
 
     # -- scoring whole sequences ---------------------------------------------------------------
 

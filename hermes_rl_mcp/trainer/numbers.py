@@ -1,0 +1,169 @@
+"""Replies that are numbers: a value computed from the prompt's numbers, spelled out token by token.
+
+The output side of "numbers as values". The policy reads the first ``MAX_NUMBERS`` numbers of
+the prompt's last message (maximal runs of digits) with the token before and after each, and
+computes one value, a signed sum of them whose weights depend on those neighbouring tokens and
+on each number's place (``v = bias + sum_k x_k (w_place[k] + w_before[token] + w_after[token])``).
+So "the first number", "the second minus the first" or "twice the number after 'of'" is a few
+weights, and it holds for numbers never seen in training: nothing is learned per value.
+
+The value becomes a Gaussian over the integers ``-NUMBER_RANGE..NUMBER_RANGE`` (weight
+``exp(-(n - v)^2 / (2 spread^2))``, the spread learned), read as text: given the reply so far,
+the share of that distribution's mass each next token would continue (a digit, the minus sign,
+or the end token once the reply spells a whole integer). Its log is added to the logits of
+those tokens; every other token gets nothing, so the path says which number to write if the
+reply is one, and nothing about whether it is. It starts wide, so it hardly prefers one number
+to its neighbours, and narrows as the value is learned: a Gaussian policy over numbers, the
+standard one for continuous actions. It is silent for prompts without numbers and for replies
+that have stopped being an integer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from hermes_rl_mcp.trainer.tokenizer import END, PAD, CharTokenizer
+
+NUMBER_RANGE = 999
+MAX_NUMBERS = 4  # numbers of the last message read, the first ones
+MAX_DIGITS = 6  # a longer run of digits is read as its first six
+
+
+@dataclass(frozen=True)
+class Continuations:
+    """The integers whose text starts with one prefix, sorted by the token each writes next:
+    their values, the distinct next tokens, and where each token's run of integers starts."""
+
+    values: np.ndarray
+    tokens: np.ndarray
+    starts: np.ndarray
+
+
+class IntegerSpelling:
+    """For every prefix of an integer's text (as tokens), the integers it can still become."""
+
+    def __init__(self, tokenizer: CharTokenizer) -> None:
+        grouped: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+        for n in range(-NUMBER_RANGE, NUMBER_RANGE + 1):
+            spelled = [*tokenizer.encode(str(n)), END]
+            for cut in range(len(spelled)):
+                grouped.setdefault(tuple(spelled[:cut]), []).append((spelled[cut], n))
+        self._table: dict[tuple[int, ...], Continuations] = {}
+        for prefix, pairs in grouped.items():
+            nexts, values = np.asarray(sorted(pairs), dtype=np.int64).T
+            tokens, starts = np.unique(nexts, return_index=True)
+            self._table[prefix] = Continuations(values.astype(np.float64), tokens, starts)
+
+    def continuations(self, prefix: tuple[int, ...]) -> Continuations | None:
+        """None when no integer's text starts with ``prefix``."""
+        return self._table.get(prefix)
+
+
+def read_numbers(tokens: np.ndarray, is_digit: np.ndarray, zero: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The first MAX_NUMBERS numbers of ``tokens`` (one message's content; ``is_digit`` per
+    token, ``zero`` the token of "0", the digits' tokens following it in order): their values
+    (MAX_NUMBERS,), for each its place, the token before it and the token after it
+    (MAX_NUMBERS, 3; PAD at the message's ends), and how many there are. Unused entries have
+    value 0, so they add nothing."""
+    values = np.zeros(MAX_NUMBERS)
+    context = np.zeros((MAX_NUMBERS, 3), dtype=np.int64)
+    context[:, 0] = np.arange(MAX_NUMBERS)
+    digit = is_digit[tokens]
+    edges = np.flatnonzero(np.diff(np.r_[0, digit.astype(np.int8), 0]))
+    runs = list(zip(edges[::2], edges[1::2]))[:MAX_NUMBERS]
+    for k, (begin, end) in enumerate(runs):
+        values[k] = float(int("".join(str(int(t) - zero) for t in tokens[begin:end][:MAX_DIGITS])))
+        context[k, 1] = tokens[begin - 1] if begin > 0 else PAD
+        context[k, 2] = tokens[end] if end < len(tokens) else PAD
+    return values, context, len(runs)
+
+
+@dataclass(frozen=True)
+class NumberGroup:
+    """The rows that share one reply so far, and the integers that reply can still become."""
+
+    rows: np.ndarray
+    spelling: Continuations
+
+
+@dataclass(frozen=True)
+class LogShares:
+    """One group's (rows, next tokens) log-shares and their derivatives in the value and in the
+    log of the spread."""
+
+    log_share: np.ndarray
+    dvalue: np.ndarray
+    dlog_spread: np.ndarray
+
+
+def number_log_shares(groups: list[NumberGroup], value: np.ndarray, log_spread: float) -> list[LogShares]:
+    """Per group, the log-share of the integers' mass around ``value`` (one per row) that each
+    next token continues. Computed in log space: a token whose integers all lie far from the
+    value keeps a finite log-share and a gradient that pulls the value towards them."""
+    sharpness = 0.5 * np.exp(-2.0 * log_spread)
+    out = []
+    for group in groups:
+        spelling = group.spelling
+        distance = spelling.values[None, :] - value[group.rows, None]  # (R, m)
+        logw = -sharpness * distance**2
+        top = np.maximum.reduceat(logw, spelling.starts, axis=1)  # (R, U): per next token
+        weight = np.exp(logw - np.repeat(top, np.diff(np.r_[spelling.starts, logw.shape[1]]), axis=1))
+        mass = np.add.reduceat(weight, spelling.starts, axis=1)  # each token's, scaled by exp(-top)
+        log_mass = top + np.log(mass)
+        peak = log_mass.max(axis=1, keepdims=True)
+        log_total = peak + np.log(np.exp(log_mass - peak).sum(axis=1, keepdims=True))
+        # d log(share)/dv = 2 sharpness (E[n - v | next token] - E[n - v]), and likewise
+        # d log(share)/d log(spread) = 2 sharpness (E[(n - v)^2 | next token] - E[(n - v)^2])
+        share = np.exp(log_mass - log_total)
+        moments = []
+        for power in (distance, distance**2):
+            given = np.add.reduceat(weight * power, spelling.starts, axis=1) / mass
+            moments.append(2.0 * sharpness * (given - (share * given).sum(axis=1, keepdims=True)))
+        out.append(LogShares(log_mass - log_total, *moments))
+    return out
+
+
+@lru_cache(maxsize=4)
+def integer_spelling(tokenizer: CharTokenizer) -> IntegerSpelling:
+    """One table per tokenizer, shared by a model and its copies."""
+    return IntegerSpelling(tokenizer)
+
+
+@dataclass(frozen=True)
+class Mixture:
+    """The next-token distributions after mixing in the number path: their log-probabilities,
+    each row's share of the number path (0 where it does not apply), and per group the number
+    path's own next-token probabilities (rows, next tokens)."""
+
+    log_probs: np.ndarray
+    share: np.ndarray
+    number_probs: list[np.ndarray]
+
+
+def mix_in_numbers(
+    log_probs: np.ndarray, groups: list[NumberGroup], shares: list[LogShares], mix: np.ndarray, temperature: float
+) -> Mixture:
+    """Each row of a group draws its next token from the text policy (``log_probs``, already
+    masked) with probability ``1 - mix[row]`` and from the number path with ``mix[row]``: the
+    log-shares at ``temperature``, renormalised over the tokens the mask allows."""
+    out = log_probs.copy()
+    share = np.zeros(len(log_probs))
+    number_probs = []
+    for group, shares_of in zip(groups, shares):
+        rows, tokens = group.rows, group.spelling.tokens
+        masked = ~np.isfinite(log_probs[rows[:, None], tokens[None, :]])
+        logits = np.where(masked, -np.inf, shares_of.log_share / temperature)
+        applies = ~masked.all(axis=1)
+        top = np.where(applies, logits.max(axis=1), 0.0)[:, None]
+        probs = np.exp(logits - top)
+        probs /= np.maximum(probs.sum(axis=1, keepdims=True), 1e-300)
+        number_probs.append(probs)
+        weight = np.where(applies, mix[rows], 0.0)
+        share[rows] = weight
+        with np.errstate(divide="ignore"):
+            out[rows] += np.log1p(-weight)[:, None]
+            out[rows[:, None], tokens[None, :]] = np.logaddexp(out[rows[:, None], tokens[None, :]], np.log(weight)[:, None] + np.log(probs))
+    return Mixture(out, share, number_probs)
