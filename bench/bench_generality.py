@@ -41,6 +41,7 @@ TASKS = (
     "longer_word", "has_letter", "remember_word", "first_letters", "word_count", "in_order",
     "vowel_count", "last_letter", "bigger_number", "swap_words",
     "middle_word", "word_length", "is_palindrome", "two_letters",
+    "next_number", "years_between", "add_three", "running_total",
 )
 BAR = 0.9
 MAX_WALL = 180.0

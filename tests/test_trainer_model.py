@@ -7,8 +7,9 @@ import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
 from hermes_rl_mcp.trainer.model import GAINS, PolicyModel, ViewCache
+from hermes_rl_mcp.trainer.numbers import read_numbers
 from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
-from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, USER, CharTokenizer, ChatTemplateError
+from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, PAD, USER, CharTokenizer, ChatTemplateError
 
 TOK = CharTokenizer()
 
@@ -342,6 +343,41 @@ def test_the_pointer_knows_which_letter_of_a_word_comes_next_in_order() -> None:
     after = model.forward(feats).attention[0]
     smallest = np.flatnonzero(feats.order[0, :, 0])
     assert after[smallest].sum() > 3 * before[smallest].sum()  # the weight moves the pointer onto them
+
+
+def test_the_prompts_numbers_are_read_with_their_places_and_neighbours() -> None:
+    is_digit = np.asarray([value is not None for value in TOK.digit_values])
+    values, context, count = read_numbers(np.asarray(TOK.encode("Add 12, 7 and 3004005.")), is_digit, TOK.encode("0")[0])
+    assert count == 3 and values.tolist() == [12.0, 7.0, 300400.0, 0.0]  # a long run is read as its first six digits
+    assert [TOK.decode(context[k, 1:]) for k in range(3)] == [" ,", "  ", " ."]
+    _, context, count = read_numbers(np.asarray(TOK.encode("7-9")), is_digit, TOK.encode("0")[0])
+    assert count == 2 and context[:2, 1].tolist() == [PAD, TOK.encode("-")[0]] and context[:2, 2].tolist() == [TOK.encode("-")[0], PAD]
+
+
+def test_the_number_path_writes_a_signed_sum_of_numbers_it_never_saw() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=4, dtype=np.float64)
+    p = model.params
+    # value = first number + (the next one, signed by the operator before it)
+    p["N_before"][PAD] = 1.0 / GAINS["N_before"]
+    p["N_before"][TOK.encode("+")[0]] = 1.0 / GAINS["N_before"]
+    p["N_before"][TOK.encode("-")[0]] = -1.0 / GAINS["N_before"]
+    p["N_spread"][:] = np.log(0.3) / GAINS["N_spread"]
+    p["N_mix"][:] = np.log(0.999 / 0.001) / GAINS["N_mix"]
+
+    def reply(text: str) -> str:
+        prompt = TOK.generation_prompt([{"role": "user", "content": text}])
+        return TOK.decode(generate(model, prompt, n=1, max_tokens=6, temperature=0.0, rng=np.random.default_rng(0))[0].token_ids)
+
+    assert [reply(q) for q in ("7+8", "3-9", "120+345", "0-0")] == ["15", "-6", "465", "0"]
+    # no number in the prompt: the path is silent, the text policy's distribution is untouched
+    prompt = TOK.generation_prompt([{"role": "user", "content": "hello"}])
+    cache = model.forward(model.features([prompt], [[]]))
+    assert cache.number_mix[0] == 0.0 and np.array_equal(cache.probs, cache.text_probs)
+    # a mask that allows no number leaves the path out, and the masked choice is still sampled
+    prompt = TOK.generation_prompt([{"role": "user", "content": "Is 4 or 7 bigger? first or second"}])
+    constraint = ChoiceConstraint(["first", "second"], TOK)
+    samples = generate(model, prompt, n=20, max_tokens=8, temperature=1.0, rng=np.random.default_rng(1), constraint=constraint)
+    assert {TOK.decode(s.token_ids) for s in samples} <= {"first", "second"}
 
 
 def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own_logprobs() -> None:
