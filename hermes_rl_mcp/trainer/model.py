@@ -37,10 +37,18 @@ views of its context, each a bias that helps short text tasks in general:
   "how many of this letter" is the pointer finding the letter plus a map from counts to tokens;
 * **order within a word**: a slot whose character comes first (or last) in code order among
   the characters of its word not yet written this turn gets a score of its own, so writing a
-  word's letters sorted, or picking its largest digit, is one weight and not a key per letter.
+  word's letters sorted, or picking its largest digit, is one weight and not a key per letter;
+* **a number path** (``numbers.py``): where the last message holds numbers, a value computed
+  from them (a signed sum, each number's weight set by its place and the tokens around it) and
+  a Gaussian over the integers around that value, spelled out token by token, mixed into the
+  next token with a learned share per step. So "the sum", "the difference" or "the first
+  number plus the second" is a few weights that hold for numbers never seen in training.
 
 The sparse views are summed into one ReLU hidden layer (an embedding bag: a linear layer on
 one-hot inputs) that produces generation logits; a per-step output bias learns answer lengths.
+The number path is mixed in after the softmax, not added to the logits: added, it was a product
+with the text policy, which samples the prompt's own digits most; those mostly scored below
+their group, and pushed away from them the value fled the prompt's numbers.
 
 Gradients are written out by hand (``backward``) and checked against finite differences in the
 tests. Parameters are a plain dict of arrays so the optimiser and checkpoints treat them alike.

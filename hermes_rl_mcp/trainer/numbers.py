@@ -10,12 +10,13 @@ weights, and it holds for numbers never seen in training: nothing is learned per
 The value becomes a Gaussian over the integers ``-NUMBER_RANGE..NUMBER_RANGE`` (weight
 ``exp(-(n - v)^2 / (2 spread^2))``, the spread learned), read as text: given the reply so far,
 the share of that distribution's mass each next token would continue (a digit, the minus sign,
-or the end token once the reply spells a whole integer). Its log is added to the logits of
-those tokens; every other token gets nothing, so the path says which number to write if the
-reply is one, and nothing about whether it is. It starts wide, so it hardly prefers one number
-to its neighbours, and narrows as the value is learned: a Gaussian policy over numbers, the
-standard one for continuous actions. It is silent for prompts without numbers and for replies
-that have stopped being an integer.
+or the end token once the reply spells a whole integer). Those shares, renormalised over the
+tokens the request allows, are the path's own next-token distribution, and the model draws the
+next token from it with a learned probability per step (``mix_in_numbers``), from the text
+policy otherwise. The path starts wide, so it hardly prefers one number to its neighbours, and
+narrows as the value is learned: a Gaussian policy over numbers, the usual one for continuous
+actions. It is silent for prompts without numbers, for replies that have stopped being an
+integer, and where the request allows none of its tokens.
 """
 
 from __future__ import annotations
