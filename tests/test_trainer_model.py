@@ -64,16 +64,17 @@ def test_log_likelihood_gradient_matches_finite_differences() -> None:
     prompts = [TOK.generation_prompt([{"role": "user", "content": c}]) for c in ("7+8", "hello", "3-9")]
     # a conversation, so the opening-message view carries gradient too
     prompts.append(TOK.generation_prompt([
-        {"role": "user", "content": "at 2 goal 5"}, {"role": "assistant", "content": "R"}, {"role": "user", "content": "ok"},
+        {"role": "user", "content": "at 2 goal 5"}, {"role": "assistant", "content": "R"}, {"role": "user", "content": "ok 3"},
     ]))
     # "hello" continues with the copy map's images of "he", so the neighbour scores carry gradient;
     # "wxyz" with those of "yz", its last characters, so the end slot's neighbour scores do too
     prompts.append(TOK.generation_prompt([{"role": "user", "content": "wxyz"}]))
+    prompts.append(prompts[3])  # a number answered from the last message's number and the opening's
     images = model._images()
-    generated = [[], images[TOK.encode("he")].tolist(), TOK.encode("-"), TOK.encode("ab"), images[TOK.encode("yz")].tolist()]
-    targets = np.asarray(TOK.encode("1l6Rq"))
-    weights = np.array([0.7, -1.3, 0.4, 2.0, -0.9])
-    entropy_weights = np.array([0.2, 0.5, -0.3, 0.1, 0.4])  # the entropy bonus's gradient is checked too
+    generated = [[], images[TOK.encode("he")].tolist(), TOK.encode("-"), TOK.encode("ab"), images[TOK.encode("yz")].tolist(), []]
+    targets = np.asarray(TOK.encode("1l6Rq7"))
+    weights = np.array([0.7, -1.3, 0.4, 2.0, -0.9, 0.6])
+    entropy_weights = np.array([0.2, 0.5, -0.3, 0.1, 0.4, 0.3])  # the entropy bonus's gradient is checked too
     feats = model.features(prompts, generated)
     temperature = 0.8
 
@@ -352,6 +353,12 @@ def test_the_prompts_numbers_are_read_with_their_places_and_neighbours() -> None
     assert [TOK.decode(context[k, 1:]) for k in range(3)] == [" ,", "  ", " ."]
     _, context, count = read_numbers(np.asarray(TOK.encode("7-9")), is_digit, TOK.encode("0")[0])
     assert count == 2 and context[:2, 1].tolist() == [PAD, TOK.encode("-")[0]] and context[:2, 2].tolist() == [TOK.encode("-")[0], PAD]
+    # in a conversation the opening message's numbers follow, in places of their own
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=4)
+    view = model.prompt_view(TOK.generation_prompt([
+        {"role": "user", "content": "Start with 6."}, {"role": "assistant", "content": "OK"}, {"role": "user", "content": "Add 3."},
+    ]))
+    assert view.number_count == 1 and view.numbers.tolist() == [3, 0, 0, 0, 6, 0, 0, 0] and view.number_context[4, 0] == 4
 
 
 def test_the_number_path_writes_a_signed_sum_of_numbers_it_never_saw() -> None:

@@ -93,6 +93,7 @@ GAINS = {
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
 NUMBER_MIX_PRIOR = 0.25  # the number path's share of the next token where it applies, at first
+NUMBER_SLOTS = 2 * MAX_NUMBERS  # the last message's numbers, then the opening message's
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
 # prompt occurrence of the previously emitted token (1: its successor, -1: its predecessor, 0: the
 # same token again). Copying a span forwards or backwards is then one weight, not one per step.
@@ -186,9 +187,9 @@ class PromptView:
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
-    numbers: np.ndarray  # (MAX_NUMBERS,) float: the last message's first numbers (0 past the last)
-    number_context: np.ndarray  # (MAX_NUMBERS, 3) int: each number's place, the token before it and the one after
-    number_count: int
+    numbers: np.ndarray  # (NUMBER_SLOTS,) float: the last message's first numbers, then the opening's (0 where none)
+    number_context: np.ndarray  # (NUMBER_SLOTS, 3) int: each number's place, the token before it and the one after
+    number_count: int  # numbers in the last message
 
 
 class ViewCache:
@@ -239,8 +240,8 @@ class Features:
     counts: np.ndarray  # (N, pointer_slots) int: occurrences of the slot's character in its word
     follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
     order: np.ndarray  # (N, pointer_slots, 2) float: 1 where the slot's character is the first / last unwritten one of its word
-    numbers: np.ndarray  # (P, MAX_NUMBERS) float: the prompts' numbers
-    number_context: np.ndarray  # (P, MAX_NUMBERS, 3) int: their places and neighbouring tokens
+    numbers: np.ndarray  # (P, NUMBER_SLOTS) float: the prompts' numbers
+    number_context: np.ndarray  # (P, NUMBER_SLOTS, 3) int: their places and neighbouring tokens
     number_groups: list[NumberGroup]  # the rows whose reply so far can still become an integer, by reply
 
     def __len__(self) -> int:
@@ -361,7 +362,7 @@ class PolicyModel:
             "Q_pos": np.zeros((h, shape.pointer_slots - 1)),  # which slots to read, by what was read
             "Q_key": np.zeros((h, v)),  # which characters to look for, by what was read
             # The number path (``trainer/numbers.py``): a value from the prompt's numbers.
-            "N_place": np.zeros(MAX_NUMBERS),
+            "N_place": np.zeros(NUMBER_SLOTS),
             "N_before": np.zeros(v),
             "N_after": np.zeros(v),
             "N_bias": np.zeros(1),
@@ -430,7 +431,7 @@ class PolicyModel:
         ordered = _token_bits(ordered)
         message, opening = heads
         content = tokens[start:stop]
-        numbers, number_context, number_count = read_numbers(content, self._is_digit, self._zero)
+        numbers, number_context, number_count = self._numbers(content, tokens[first_start:first_stop])
         tail = np.full(END_SLOT_TAIL, PAD, dtype=np.int64)  # the last message's last tokens, last first
         tail[: min(END_SLOT_TAIL, len(content))] = content[::-1][:END_SLOT_TAIL]
         rises = np.concatenate(  # the window reads backwards: slot d + 1 comes before slot d
@@ -441,6 +442,16 @@ class PolicyModel:
             np.minimum(counts, s.max_count - 1), np.concatenate([window, message, opening, tail, [PAD]])[self._neighbour_sources],
             ordered, numbers, number_context, number_count,
         )
+
+    def _numbers(self, content: np.ndarray, opening: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """The number path's inputs: the last message's numbers, then the conversation's
+        opening message's (its places after the last message's; none when the prompt holds
+        one message), and how many the last message holds: the path acts only when the
+        message being answered has a number."""
+        numbers, context, count = read_numbers(content, self._is_digit, self._zero)
+        opening_numbers, opening_context, _ = read_numbers(opening, self._is_digit, self._zero)
+        opening_context[:, 0] += MAX_NUMBERS
+        return np.concatenate([numbers, opening_numbers]), np.concatenate([context, opening_context]), count
 
     def _rises(self, before: np.ndarray, after: np.ndarray) -> np.ndarray:
         """+1 where ``after``'s character comes later in code order than ``before``'s, -1 where
@@ -616,8 +627,8 @@ class PolicyModel:
         used = np.take_along_axis(emitted, slots, axis=1).astype(self.dtype)
         used[:, -1] = 0.0
         order = self._order(views, prompt_of, emitted, counts > 0, used)
-        numbers = np.stack([view.numbers for view in views]) if views else np.zeros((0, MAX_NUMBERS))
-        number_context = _stack([view.number_context for view in views], MAX_NUMBERS, 3)
+        numbers = np.stack([view.numbers for view in views]) if views else np.zeros((0, NUMBER_SLOTS))
+        number_context = _stack([view.number_context for view in views], NUMBER_SLOTS, 3)
         has_numbers = np.asarray([view.number_count > 0 for view in views], dtype=bool)
         return Features(
             prompt_of=prompt_of,
@@ -888,13 +899,13 @@ class PolicyModel:
         mix_all = self._number_mix(feats.step)
         dmix_logit = GAINS["N_mix"] * mix_all * (1.0 - mix_all) * dmix
         dprompt = _rows_sum(feats.prompt_of, dvalue, (len(feats.numbers),))
-        dweight = dprompt[:, None] * feats.numbers  # (P, MAX_NUMBERS): per number's weight
+        dweight = dprompt[:, None] * feats.numbers  # (P, NUMBER_SLOTS): per number's weight
         place, before, after = (feats.number_context[..., i].ravel() for i in range(3))
         return {
             "N_mix": _rows_sum(feats.step, dmix_logit, self.params["N_mix"].shape),
             "N_spread": np.asarray([GAINS["N_spread"] * dspread]),
             "N_bias": np.asarray([GAINS["N_bias"] * dprompt.sum()]),
-            "N_place": GAINS["N_place"] * np.bincount(place, weights=dweight.ravel(), minlength=MAX_NUMBERS),
+            "N_place": GAINS["N_place"] * np.bincount(place, weights=dweight.ravel(), minlength=NUMBER_SLOTS),
             "N_before": GAINS["N_before"] * np.bincount(before, weights=dweight.ravel(), minlength=v),
             "N_after": GAINS["N_after"] * np.bincount(after, weights=dweight.ravel(), minlength=v),
         }
