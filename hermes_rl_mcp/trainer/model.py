@@ -39,7 +39,8 @@ views of its context, each a bias that helps short text tasks in general:
   the characters of its word not yet written this turn gets a score of its own, so writing a
   word's letters sorted, or picking its largest digit, is one weight and not a key per letter;
 * **a number path** (``numbers.py``): where the last message holds numbers, a value computed
-  from them (a signed sum, each number's weight set by its place and the tokens around it) and
+  from them and from a conversation's opening message's (a signed sum, each number's weight
+  set by its place and the tokens around it) and
   a Gaussian over the integers around that value, spelled out token by token, mixed into the
   next token with a learned share per step. So "the sum", "the difference" or "the first
   number plus the second" is a few weights that hold for numbers never seen in training.

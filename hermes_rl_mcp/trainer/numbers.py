@@ -1,9 +1,10 @@
 """Replies that are numbers: a value computed from the prompt's numbers, spelled out token by token.
 
 The output side of "numbers as values". The policy reads the first ``MAX_NUMBERS`` numbers of
-the prompt's last message (maximal runs of digits) with the token before and after each, and
-computes one value, a signed sum of them whose weights depend on those neighbouring tokens and
-on each number's place (``v = bias + sum_k x_k (w_place[k] + w_before[token] + w_after[token])``).
+the prompt's last message (maximal runs of digits), and in a conversation those of its opening
+message, with the token before and after each, and computes one value, a signed sum of them
+whose weights depend on those neighbouring tokens and on each number's place
+(``v = bias + sum_k x_k (w_place[k] + w_before[token] + w_after[token])``).
 So "the first number", "the second minus the first" or "twice the number after 'of'" is a few
 weights, and it holds for numbers never seen in training: nothing is learned per value.
 
