@@ -290,10 +290,10 @@ class PolicyModel:
         for token in range(shape.vocab_size):
             is_word_char[token] = tokenizer.token_text(token).isalnum() and token >= tokenizer.first_char_id
         self._is_word_char = is_word_char
-        # 1 for letters, 2 for digits, 0 for anything else: which characters compare by code
         self._is_digit = np.asarray([value is not None for value in tokenizer.digit_values])
         self._zero = tokenizer.encode("0")[0]
         self._spelling = integer_spelling(tokenizer)
+        # 1 for letters, 2 for digits, 0 for anything else: which characters compare by code
         self._char_kind = np.asarray(
             [0 if not is_word_char[t] else 2 if tokenizer.token_text(t).isdigit() else 1 for t in range(shape.vocab_size)], dtype=np.int64
         )

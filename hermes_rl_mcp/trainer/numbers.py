@@ -30,7 +30,7 @@ import numpy as np
 from hermes_rl_mcp.trainer.tokenizer import END, PAD, CharTokenizer
 
 NUMBER_RANGE = 999
-MAX_NUMBERS = 4  # numbers of the last message read, the first ones
+MAX_NUMBERS = 4  # numbers read per message, the first ones
 MAX_DIGITS = 6  # a longer run of digits is read as its first six
 
 
