@@ -711,9 +711,11 @@ class PolicyModel:
         text_log_probs = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
         number_shares = number_log_shares(feats.number_groups, self._number_value(feats), self._number_log_spread())
         mixture = mix_in_numbers(text_log_probs, feats.number_groups, number_shares, self._number_mix(feats.step), temperature)
+        text_probs = np.exp(text_log_probs)
+        probs = np.exp(mixture.log_probs) if feats.number_groups else text_probs
         return ForwardCache(
-            feats, pre, hidden, attention, by_count, attended, copy_map, copied, gate, pointer_gain, np.exp(text_log_probs),
-            number_shares, mixture.share, mixture.number_probs, np.exp(mixture.log_probs), mixture.log_probs, temperature,
+            feats, pre, hidden, attention, by_count, attended, copy_map, copied, gate, pointer_gain, text_probs,
+            number_shares, mixture.share, mixture.number_probs, probs, mixture.log_probs, temperature,
         )
 
     def _number_mix(self, step: np.ndarray) -> np.ndarray:
@@ -897,8 +899,9 @@ class PolicyModel:
             dshares = np.where(number > 0, dlogits, 0.0) / cache.temperature
             dspread += float((dshares * shares.dlog_spread).sum())
             dvalue[rows] += (dshares * shares.dvalue).sum(axis=1)
-        mix_all = self._number_mix(feats.step)
-        dmix_logit = GAINS["N_mix"] * mix_all * (1.0 - mix_all) * dmix
+        # the share is a sigmoid of N_mix[step]; where it was not mixed in, dmix is 0 already
+        mixed = cache.number_mix
+        dmix_logit = GAINS["N_mix"] * mixed * (1.0 - mixed) * dmix
         dprompt = _rows_sum(feats.prompt_of, dvalue, (len(feats.numbers),))
         dweight = dprompt[:, None] * feats.numbers  # (P, NUMBER_SLOTS): per number's weight
         place, before, after = (feats.number_context[..., i].ravel() for i in range(3))

@@ -151,9 +151,11 @@ def mix_in_numbers(
     """Each row of a group draws its next token from the text policy (``log_probs``, already
     masked) with probability ``1 - mix[row]`` and from the number path with ``mix[row]``: the
     log-shares at ``temperature``, renormalised over the tokens the mask allows."""
-    out = log_probs.copy()
     share = np.zeros(len(log_probs))
-    number_probs = []
+    number_probs: list[np.ndarray] = []
+    if not groups:  # most batches of most tasks: nothing to mix, nothing to copy
+        return Mixture(log_probs, share, number_probs)
+    out = log_probs.copy()
     for group, shares_of in zip(groups, shares):
         rows, tokens = group.rows, group.spelling.tokens
         masked = ~np.isfinite(log_probs[rows[:, None], tokens[None, :]])
