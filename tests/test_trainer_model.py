@@ -387,6 +387,34 @@ def test_the_number_path_writes_a_signed_sum_of_numbers_it_never_saw() -> None:
     assert {TOK.decode(s.token_ids) for s in samples} <= {"first", "second"}
 
 
+def test_the_number_path_reads_differences_of_neighbouring_numbers() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=4, dtype=np.float64)
+    model.params["N_diff"][0] = 1.0 / GAINS["N_diff"]  # value = the second number minus the first
+    model.params["N_spread"][:] = np.log(0.3) / GAINS["N_spread"]
+    model.params["N_mix"][:] = np.log(0.999 / 0.001) / GAINS["N_mix"]
+    for text, years in (("How many years from 1961 to 1994?", "33"), ("From 1900 to 1905?", "5"), ("2000 then 1990", "-10")):
+        prompt = TOK.generation_prompt([{"role": "user", "content": text}])
+        reply = generate(model, prompt, n=1, max_tokens=6, temperature=0.0, rng=np.random.default_rng(0))[0]
+        assert TOK.decode(reply.token_ids) == years
+    # one number: no difference, so nothing from that weight
+    feats = model.features([TOK.generation_prompt([{"role": "user", "content": "after 38"}])], [[]])
+    assert not feats.number_diffs.any()
+
+
+def test_value_weights_on_large_numbers_take_small_steps_and_steps_shrink_as_the_value_settles() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=4)
+    years = model.features([TOK.generation_prompt([{"role": "user", "content": "from 1961 to 1994"}])], [[]])
+    digits = model.features([TOK.generation_prompt([{"role": "user", "content": "7+8"}])], [[]])
+    wide = model.step_scales(years)  # the spread starts wide: only the inputs' size counts
+    # a step moves the value about as far through 1961 as through 7
+    assert wide["N_place"][0] == pytest.approx(10.0 / 1961) and wide["N_diff"][0] == pytest.approx(10.0 / 33)
+    assert model.step_scales(digits)["N_place"][0] == 1.0 and wide["N_bias"][0] == 1.0
+    assert wide["N_place"][2] == 0.0 and wide["N_before"][TOK.encode("+")[0]] == 0.0  # no input this batch: no step
+    model.params["N_spread"][:] = np.log(0.25) / GAINS["N_spread"]
+    settled = model.step_scales(digits)
+    assert settled["N_place"][0] == pytest.approx(10.0 * 0.25**2 / 7) and settled["N_bias"][0] == pytest.approx(10.0 * 0.25**2)
+
+
 def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own_logprobs() -> None:
     from hermes_rl_mcp.trainer.exploration import explore, prompt_phrases, prompt_words
 

@@ -25,8 +25,9 @@ class Adam:
         self.m: Params = {k: np.zeros_like(v) for k, v in params.items()}
         self.v: Params = {k: np.zeros_like(v) for k, v in params.items()}
 
-    def step(self, params: Params, grads: Params) -> float:
-        """Update ``params`` in place; returns the gradient norm before clipping."""
+    def step(self, params: Params, grads: Params, step_scales: Params | None = None) -> float:
+        """Update ``params`` in place; returns the gradient norm before clipping. ``step_scales``
+        may give some parameters a share of the step, element by element."""
         norm = float(np.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in grads.values())))
         scale = 1.0
         if self.max_grad_norm is not None and norm > self.max_grad_norm:
@@ -41,7 +42,10 @@ class Adam:
             m += (1.0 - self.beta1) * g
             v *= self.beta2
             v += (1.0 - self.beta2) * np.square(g)
-            params[key] -= (self.learning_rate / c1) * m / (np.sqrt(v / c2) + self.eps)
+            update = (self.learning_rate / c1) * m / (np.sqrt(v / c2) + self.eps)
+            if step_scales is not None and key in step_scales:
+                update *= step_scales[key]
+            params[key] -= update
         return norm
 
     def state(self) -> dict[str, np.ndarray]:

@@ -103,7 +103,7 @@ class Learner:
                 bonus = np.where(below, -ENTROPY_FLOOR_WEIGHT / sequences, 0.0).astype(self.model.dtype)
                 entropy_weight = bonus if entropy_weight is None else entropy_weight + bonus
             grads = self.model.backward(cache, targets, result.dlogp.astype(self.model.dtype), entropy_weight)
-            grad_norm = self.optimizer.step(self.model.params, grads)
+            grad_norm = self.optimizer.step(self.model.params, grads, self.model.step_scales(feats))
             if done == 0:
                 metrics = {
                     "train/loss": result.loss,

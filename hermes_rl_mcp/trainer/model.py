@@ -65,7 +65,8 @@ from typing import Sequence
 import numpy as np
 
 from hermes_rl_mcp.trainer.numbers import (
-    MAX_NUMBERS, LogShares, NumberGroup, integer_spelling, mix_in_numbers, number_log_shares, read_numbers,
+    MAX_NUMBERS, LogShares, NumberGroup, integer_spelling, mix_in_numbers, neighbour_differences, number_log_shares,
+    read_numbers, step_scales,
 )
 from hermes_rl_mcp.trainer.tokenizer import END, PAD, ROLE_TOKENS, CharTokenizer
 
@@ -88,7 +89,7 @@ GAINS = {
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0,
     # The number path's value weights, the log of its spread and its share (a logit) per step.
-    "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_bias": 10.0, "N_spread": 20.0, "N_mix": 10.0,
+    "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_bias": 10.0, "N_diff": 10.0, "N_spread": 15.0, "N_mix": 10.0,
 }
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
@@ -243,6 +244,7 @@ class Features:
     order: np.ndarray  # (N, pointer_slots, 2) float: 1 where the slot's character is the first / last unwritten one of its word
     numbers: np.ndarray  # (P, NUMBER_SLOTS) float: the prompts' numbers
     number_context: np.ndarray  # (P, NUMBER_SLOTS, 3) int: their places and neighbouring tokens
+    number_diffs: np.ndarray  # (P, MAX_NUMBERS - 1) float: the last message's numbers minus the one before each
     number_groups: list[NumberGroup]  # the rows whose reply so far can still become an integer, by reply
 
     def __len__(self) -> int:
@@ -367,6 +369,7 @@ class PolicyModel:
             "N_before": np.zeros(v),
             "N_after": np.zeros(v),
             "N_bias": np.zeros(1),
+            "N_diff": np.zeros(MAX_NUMBERS - 1),  # on the last message's differences of neighbouring numbers
             "N_spread": np.full(1, np.log(NUMBER_SPREAD_PRIOR)),
             "N_mix": np.full(shape.max_steps, np.log(NUMBER_MIX_PRIOR / (1.0 - NUMBER_MIX_PRIOR))),
         }
@@ -630,6 +633,9 @@ class PolicyModel:
         order = self._order(views, prompt_of, emitted, counts > 0, used)
         numbers = np.stack([view.numbers for view in views]) if views else np.zeros((0, NUMBER_SLOTS))
         number_context = _stack([view.number_context for view in views], NUMBER_SLOTS, 3)
+        number_diffs = np.zeros((len(views), MAX_NUMBERS - 1))
+        for row, view in enumerate(views):
+            number_diffs[row] = neighbour_differences(view.numbers, view.number_count)
         has_numbers = np.asarray([view.number_count > 0 for view in views], dtype=bool)
         return Features(
             prompt_of=prompt_of,
@@ -645,6 +651,7 @@ class PolicyModel:
             order=order,
             numbers=numbers,
             number_context=number_context,
+            number_diffs=number_diffs,
             number_groups=self._number_groups(gen, step, has_numbers[prompt_of]),
         )
 
@@ -733,7 +740,24 @@ class PolicyModel:
         weight = GAINS["N_place"] * p["N_place"][place] + GAINS["N_before"] * p["N_before"][before]
         weight = weight + GAINS["N_after"] * p["N_after"][after]
         per_prompt = GAINS["N_bias"] * p["N_bias"][0] + (feats.numbers * weight).sum(axis=1)
+        per_prompt = per_prompt + feats.number_diffs @ (GAINS["N_diff"] * p["N_diff"])
         return per_prompt[feats.prompt_of]
+
+    def step_scales(self, feats: Features) -> dict[str, np.ndarray]:
+        """The share of Adam's step each value weight of the number path takes on this batch
+        (``numbers.step_scales``); every other parameter takes all of it."""
+        v = self.shape.vocab_size
+        spread = float(np.exp(self._number_log_spread()))
+        x = feats.numbers.ravel()
+        place, before, after = (feats.number_context[..., i].ravel() for i in range(3))
+        diffs = feats.number_diffs
+        return {
+            "N_bias": step_scales(np.ones(len(diffs)), np.zeros(len(diffs), dtype=np.int64), 1, spread),
+            "N_place": step_scales(x, place, NUMBER_SLOTS, spread),
+            "N_before": step_scales(x, before, v, spread),
+            "N_after": step_scales(x, after, v, spread),
+            "N_diff": step_scales(diffs.ravel(), np.tile(np.arange(diffs.shape[1]), len(diffs)), diffs.shape[1], spread),
+        }
 
     def _images(self) -> np.ndarray:
         """(V,): the token each token's attention now favours emitting: itself, unless the copy
@@ -909,6 +933,7 @@ class PolicyModel:
             "N_mix": _rows_sum(feats.step, dmix_logit, self.params["N_mix"].shape),
             "N_spread": np.asarray([GAINS["N_spread"] * dspread]),
             "N_bias": np.asarray([GAINS["N_bias"] * dprompt.sum()]),
+            "N_diff": GAINS["N_diff"] * (dprompt @ feats.number_diffs),
             "N_place": GAINS["N_place"] * np.bincount(place, weights=dweight.ravel(), minlength=NUMBER_SLOTS),
             "N_before": GAINS["N_before"] * np.bincount(before, weights=dweight.ravel(), minlength=v),
             "N_after": GAINS["N_after"] * np.bincount(after, weights=dweight.ravel(), minlength=v),

@@ -32,6 +32,7 @@ from hermes_rl_mcp.trainer.tokenizer import END, PAD, CharTokenizer
 NUMBER_RANGE = 999
 MAX_NUMBERS = 4  # numbers read per message, the first ones
 MAX_DIGITS = 6  # a longer run of digits is read as its first six
+STEP_REFERENCE = 10.0  # the size of input for which a value weight takes Adam's whole step
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,37 @@ def read_numbers(tokens: np.ndarray, is_digit: np.ndarray, zero: int) -> tuple[n
         context[k, 1] = tokens[begin - 1] if begin > 0 else PAD
         context[k, 2] = tokens[end] if end < len(tokens) else PAD
     return values, context, len(runs)
+
+
+def neighbour_differences(values: np.ndarray, count: int) -> np.ndarray:
+    """(MAX_NUMBERS - 1,): each of a message's first ``count`` numbers (``values``, as
+    ``read_numbers`` gives them) minus the one before it, 0 beyond. "From 1961 to 1994" is then
+    33 on an input of its own, on the scale of the answer rather than of the years."""
+    out = np.zeros(MAX_NUMBERS - 1)
+    present = min(count, MAX_NUMBERS)
+    if present > 1:
+        out[: present - 1] = np.diff(values[:present])
+    return out
+
+
+def step_scales(inputs: np.ndarray, weight_of: np.ndarray, size: int, spread: float) -> np.ndarray:
+    """(size,): how much of Adam's step each of ``size`` value weights takes, given the inputs it
+    multiplied in this batch (``inputs[i]`` for weight ``weight_of[i]``) and the path's spread.
+
+    Adam moves a weight by about its learning rate whatever its gradient's size, so a weight
+    multiplying 1961 moves a value 200 times as far per step as one multiplying 9 does: the value
+    could never settle on an integer. A weight whose inputs are larger than ``STEP_REFERENCE``
+    takes that much less of the step, so a step moves a value about equally for every scale of
+    number. Once the spread is under 1 (the value is near an integer) the steps shrink with its
+    square, as a natural-gradient step on a Gaussian's mean does (the inverse of its Fisher
+    information): otherwise the value would keep moving by as much as it did far from the answer,
+    and a greedy reply that rounds it would flip between neighbours. A weight no input reached in
+    this batch has no gradient and does not move (Adam's momentum alone would move it a full step)."""
+    used = inputs != 0
+    square = np.bincount(weight_of[used], weights=inputs[used] ** 2, minlength=size)
+    count = np.bincount(weight_of[used], minlength=size)
+    rms = np.sqrt(square / np.maximum(count, 1))
+    return np.where(count > 0, np.minimum(1.0, STEP_REFERENCE * min(1.0, spread) ** 2 / np.maximum(rms, 1e-12)), 0.0)
 
 
 @dataclass(frozen=True)
