@@ -401,6 +401,13 @@ def test_the_number_path_reads_differences_of_neighbouring_numbers() -> None:
     assert not feats.number_diffs.any()
 
 
+def test_a_reply_to_a_lone_number_starts_at_that_number() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=4, dtype=np.float64)
+    texts = ("What comes after 38?", "7+8", "no number", "Start with 6.")
+    feats = model.features([TOK.generation_prompt([{"role": "user", "content": t}]) for t in texts], [[]] * len(texts))
+    assert model._number_value(feats).tolist() == [38.0, 0.0, 0.0, 6.0]
+
+
 def test_value_weights_on_large_numbers_take_small_steps_and_steps_shrink_as_the_value_settles() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=4)
     years = model.features([TOK.generation_prompt([{"role": "user", "content": "from 1961 to 1994"}])], [[]])

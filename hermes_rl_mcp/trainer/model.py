@@ -40,7 +40,8 @@ views of its context, each a bias that helps short text tasks in general:
   word's letters sorted, or picking its largest digit, is one weight and not a key per letter;
 * **a number path** (``numbers.py``): where the last message holds numbers, a value computed
   from them and from a conversation's opening message's (a signed sum, each number's weight
-  set by its place and the tokens around it) and
+  set by its place and the tokens around it, plus the differences of neighbouring numbers, and
+  starting at the number itself where the message holds one) and
   a Gaussian over the integers around that value, spelled out token by token, mixed into the
   next token with a learned share per step. So "the sum", "the difference" or "the first
   number plus the second" is a few weights that hold for numbers never seen in training.
@@ -89,7 +90,7 @@ GAINS = {
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0,
     # The number path's value weights, the log of its spread and its share (a logit) per step.
-    "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_bias": 10.0, "N_diff": 10.0, "N_spread": 15.0, "N_mix": 10.0,
+    "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_bias": 10.0, "N_diff": 10.0, "N_lone": 10.0, "N_spread": 15.0, "N_mix": 10.0,
 }
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
@@ -245,6 +246,7 @@ class Features:
     numbers: np.ndarray  # (P, NUMBER_SLOTS) float: the prompts' numbers
     number_context: np.ndarray  # (P, NUMBER_SLOTS, 3) int: their places and neighbouring tokens
     number_diffs: np.ndarray  # (P, MAX_NUMBERS - 1) float: the last message's numbers minus the one before each
+    lone_number: np.ndarray  # (P,) float: the last message's number where it holds only one, else 0
     number_groups: list[NumberGroup]  # the rows whose reply so far can still become an integer, by reply
 
     def __len__(self) -> int:
@@ -370,6 +372,9 @@ class PolicyModel:
             "N_after": np.zeros(v),
             "N_bias": np.zeros(1),
             "N_diff": np.zeros(MAX_NUMBERS - 1),  # on the last message's differences of neighbouring numbers
+            # on the last message's number when it is the only one: a reply to one number starts as
+            # that number, as the pointer starts out copying the prompt's characters
+            "N_lone": np.ones(1),
             "N_spread": np.full(1, np.log(NUMBER_SPREAD_PRIOR)),
             "N_mix": np.full(shape.max_steps, np.log(NUMBER_MIX_PRIOR / (1.0 - NUMBER_MIX_PRIOR))),
         }
@@ -636,6 +641,7 @@ class PolicyModel:
         number_diffs = np.zeros((len(views), MAX_NUMBERS - 1))
         for row, view in enumerate(views):
             number_diffs[row] = neighbour_differences(view.numbers, view.number_count)
+        lone_number = np.asarray([view.numbers[0] if view.number_count == 1 else 0.0 for view in views])
         has_numbers = np.asarray([view.number_count > 0 for view in views], dtype=bool)
         return Features(
             prompt_of=prompt_of,
@@ -652,6 +658,7 @@ class PolicyModel:
             numbers=numbers,
             number_context=number_context,
             number_diffs=number_diffs,
+            lone_number=lone_number,
             number_groups=self._number_groups(gen, step, has_numbers[prompt_of]),
         )
 
@@ -741,6 +748,7 @@ class PolicyModel:
         weight = weight + GAINS["N_after"] * p["N_after"][after]
         per_prompt = GAINS["N_bias"] * p["N_bias"][0] + (feats.numbers * weight).sum(axis=1)
         per_prompt = per_prompt + feats.number_diffs @ (GAINS["N_diff"] * p["N_diff"])
+        per_prompt = per_prompt + feats.lone_number * (GAINS["N_lone"] * p["N_lone"][0])
         return per_prompt[feats.prompt_of]
 
     def step_scales(self, feats: Features) -> dict[str, np.ndarray]:
@@ -756,6 +764,7 @@ class PolicyModel:
             "N_place": step_scales(x, place, NUMBER_SLOTS, spread),
             "N_before": step_scales(x, before, v, spread),
             "N_after": step_scales(x, after, v, spread),
+            "N_lone": step_scales(feats.lone_number, np.zeros(len(diffs), dtype=np.int64), 1, spread),
             "N_diff": step_scales(diffs.ravel(), np.tile(np.arange(diffs.shape[1]), len(diffs)), diffs.shape[1], spread),
         }
 
@@ -934,6 +943,7 @@ class PolicyModel:
             "N_spread": np.asarray([GAINS["N_spread"] * dspread]),
             "N_bias": np.asarray([GAINS["N_bias"] * dprompt.sum()]),
             "N_diff": GAINS["N_diff"] * (dprompt @ feats.number_diffs),
+            "N_lone": np.asarray([GAINS["N_lone"] * (dprompt @ feats.lone_number)]),
             "N_place": GAINS["N_place"] * np.bincount(place, weights=dweight.ravel(), minlength=NUMBER_SLOTS),
             "N_before": GAINS["N_before"] * np.bincount(before, weights=dweight.ravel(), minlength=v),
             "N_after": GAINS["N_after"] * np.bincount(after, weights=dweight.ravel(), minlength=v),

@@ -3,10 +3,14 @@
 The output side of "numbers as values". The policy reads the first ``MAX_NUMBERS`` numbers of
 the prompt's last message (maximal runs of digits), and in a conversation those of its opening
 message, with the token before and after each, and computes one value, a signed sum of them
-whose weights depend on those neighbouring tokens and on each number's place
-(``v = bias + sum_k x_k (w_place[k] + w_before[token] + w_after[token])``).
-So "the first number", "the second minus the first" or "twice the number after 'of'" is a few
-weights, and it holds for numbers never seen in training: nothing is learned per value.
+whose weights depend on those neighbouring tokens and on each number's place, plus the last
+message's differences of neighbouring numbers weighted by place, plus its number where it is
+the only one (that weight starts at 1: a reply to one number starts as that number)
+(``v = bias + sum_k x_k (w_place[k] + w_before[token] + w_after[token]) + sum_k d_k w_diff[k]
++ w_lone x_lone``). So "the first number", "the second minus the first" or "twice the number
+after 'of'" is a few weights, and it holds for numbers never seen in training: nothing is
+learned per value. Adam's steps on these weights are scaled to their inputs' size and, once
+the value is near an integer, to the spread (``step_scales``).
 
 The value becomes a Gaussian over the integers ``-NUMBER_RANGE..NUMBER_RANGE`` (weight
 ``exp(-(n - v)^2 / (2 spread^2))``, the spread learned), read as text: given the reply so far,
