@@ -43,6 +43,7 @@ TASKS = (
     "vowel_count", "last_letter", "bigger_number", "swap_words",
     "middle_word", "word_length", "is_palindrome", "two_letters",
     "next_number", "years_between", "add_three", "running_total",
+    "double_number", "change_due", "age_later",
 )
 BAR = 0.9
 MAX_WALL = 180.0
