@@ -193,6 +193,8 @@ class PromptView:
     numbers: np.ndarray  # (NUMBER_SLOTS,) float: the last message's first numbers, then the opening's (0 where none)
     number_context: np.ndarray  # (NUMBER_SLOTS, 3) int: each number's place, the token before it and the one after
     number_count: int  # numbers in the last message
+    number_diffs: np.ndarray  # (MAX_NUMBERS - 1,) float: the last message's numbers minus the one before each
+    lone_number: float  # the last message's number where it holds only one, else 0
 
 
 class ViewCache:
@@ -449,7 +451,8 @@ class PolicyModel:
         return PromptView(
             window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, message, opening, tail, [PAD]])[self._neighbour_sources],
-            ordered, numbers, number_context, number_count,
+            ordered, numbers, number_context, number_count, neighbour_differences(numbers, number_count),
+            float(numbers[0]) if number_count == 1 else 0.0,
         )
 
     def _numbers(self, content: np.ndarray, opening: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -638,10 +641,8 @@ class PolicyModel:
         order = self._order(views, prompt_of, emitted, counts > 0, used)
         numbers = np.stack([view.numbers for view in views]) if views else np.zeros((0, NUMBER_SLOTS))
         number_context = _stack([view.number_context for view in views], NUMBER_SLOTS, 3)
-        number_diffs = np.zeros((len(views), MAX_NUMBERS - 1))
-        for row, view in enumerate(views):
-            number_diffs[row] = neighbour_differences(view.numbers, view.number_count)
-        lone_number = np.asarray([view.numbers[0] if view.number_count == 1 else 0.0 for view in views])
+        number_diffs = _stack([view.number_diffs for view in views], MAX_NUMBERS - 1).astype(np.float64, copy=False)
+        lone_number = np.asarray([view.lone_number for view in views], dtype=np.float64)
         has_numbers = np.asarray([view.number_count > 0 for view in views], dtype=bool)
         return Features(
             prompt_of=prompt_of,
