@@ -297,7 +297,7 @@ def test_the_inputs_say_which_characters_of_the_prompt_recur() -> None:
 
     def inputs(letter: str) -> np.ndarray:
         prompt = TOK.generation_prompt([{"role": "user", "content": f"Does plome hold {letter}?"}])
-        return model.features([prompt], [[]]).prompt_dense[0]
+        return model.features([prompt], [[]]).repeats[0]
 
     has, lacks = inputs("m"), inputs("k")
     differ = np.flatnonzero(has != lacks)
@@ -307,7 +307,7 @@ def test_the_inputs_say_which_characters_of_the_prompt_recur() -> None:
 def test_the_inputs_say_whether_neighbouring_characters_go_up_or_down() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
     s = model.shape
-    start = s.window + 2 * s.message_slots + s.window_pairs  # after the digit values and the repeats
+    start = s.window + 2 * s.message_slots  # after the digit values
 
     def rises(text: str) -> tuple[list[float], list[float]]:
         prompt = TOK.generation_prompt([{"role": "user", "content": text}])

@@ -89,6 +89,10 @@ GAINS = {
     "M": 10.0, "R": 60.0, "C": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0,
+    # The repeats' weights start at zero beside hidden units that already differ by about 1
+    # from prompt to prompt (the embeddings' sum): a relation between two slots is heard once
+    # its weights outgrow that, which at the learning rate took most of a run.
+    "U_same": 2.0,
     # The number path's value weights, the log of its spread and its share (a logit) per step.
     "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_bias": 10.0, "N_diff": 10.0, "N_lone": 10.0, "N_spread": 15.0, "N_mix": 10.0,
 }
@@ -146,7 +150,9 @@ class ModelShape:
 
     @property
     def num_dense(self) -> int:
-        return self.window + 2 * self.message_slots + self.window_pairs + self.neighbour_pairs + self.gen_slots
+        """Dense inputs weighted by ``U``: digit values of every view, and the rises (the
+        repeats have weights of their own, ``U_same``)."""
+        return self.window + 2 * self.message_slots + self.neighbour_pairs + self.gen_slots
 
     @property
     def offsets(self) -> dict[str, int]:
@@ -236,7 +242,8 @@ class Features:
 
     prompt_of: np.ndarray  # (N,) int: the prompt each position follows
     prompt_rows: np.ndarray  # (P, rows) int: input-table rows of the prompt's views, summed
-    prompt_dense: np.ndarray  # (P, window + 2 * message_slots + window_pairs + neighbour_pairs) float: digit values, repeats, rises
+    prompt_dense: np.ndarray  # (P, window + 2 * message_slots + neighbour_pairs) float: digit values, rises
+    repeats: np.ndarray  # (P, window_pairs) float: which window slots hold the same character
     position_rows: np.ndarray  # (N, rows) int: input-table rows of the turn so far
     position_dense: np.ndarray  # (N, gen_slots) float: digit values of the generated slots
     step: np.ndarray  # (N,) int: generation step, capped at max_steps - 1
@@ -345,10 +352,10 @@ class PolicyModel:
         rng = np.random.default_rng(seed)
         v, h = shape.vocab_size, hidden_size
         sparse_count = shape.window + 2 * shape.message_slots + shape.gen_slots + 3 + shape.bag_chars + shape.bag_words
-        compared = shape.window_pairs + shape.neighbour_pairs
         params: Params = {
             "W_in": rng.normal(0.0, 1.0 / np.sqrt(sparse_count), (shape.offsets["total"], h)),
-            "U": rng.normal(0.0, numeric_scale, (shape.num_dense - compared, h)),
+            "U": rng.normal(0.0, numeric_scale, (shape.num_dense - shape.neighbour_pairs, h)),
+            "U_same": np.zeros((shape.window_pairs, h)),
             "b1": np.zeros(h),
             "W2": rng.normal(0.0, 0.1 / np.sqrt(h), (h, v)),
             "b2": np.zeros(v),
@@ -390,8 +397,8 @@ class PolicyModel:
         params["B_step"][0, END] = -end_prior
         params["B_step"][1:, END] = end_prior
         params["W_in"][shape.offsets["absent"]] = 0.0
-        digits = shape.window + 2 * shape.message_slots  # the comparison inputs start at zero, after the digits
-        params["U"] = np.concatenate([params["U"][:digits], np.zeros((compared, h)), params["U"][digits:]])
+        digits = shape.window + 2 * shape.message_slots  # the rises start at zero, after the digits
+        params["U"] = np.concatenate([params["U"][:digits], np.zeros((shape.neighbour_pairs, h)), params["U"][digits:]])
         params["P_rel"][NEIGHBOUR_OFFSETS.index(1)] = span_prior
         for key, gain in GAINS.items():
             params[key] = params[key] / gain
@@ -602,9 +609,8 @@ class PolicyModel:
             ],
             axis=1,
         )
-        compared = [np.concatenate([view.repeats, view.rises]) for view in views]
-        compared = np.stack(compared) if views else np.zeros((0, s.window_pairs + s.neighbour_pairs), dtype=self.dtype)
-        prompt_dense = np.concatenate([self._digit_value[np.concatenate([window, message, opening], axis=1)], compared], axis=1)
+        rises = _stack([view.rises for view in views], s.neighbour_pairs).astype(self.dtype, copy=False)
+        prompt_dense = np.concatenate([self._digit_value[np.concatenate([window, message, opening], axis=1)], rises], axis=1)
         # The pointer's slots hold the prompt's characters (its role and end tokens are not
         # answers to copy) and, last, the end token: attending past the prompt ends the turn.
         characters = np.concatenate([window, message, opening], axis=1)
@@ -648,6 +654,7 @@ class PolicyModel:
             prompt_of=prompt_of,
             prompt_rows=prompt_rows,
             prompt_dense=prompt_dense,
+            repeats=_stack([view.repeats for view in views], s.window_pairs).astype(self.dtype, copy=False),
             position_rows=position_rows,
             position_dense=self._digit_value[gen],
             step=capped,
@@ -703,6 +710,7 @@ class PolicyModel:
         p = self.params
         split = feats.prompt_dense.shape[1]
         per_prompt = p["W_in"][feats.prompt_rows].sum(axis=1) + feats.prompt_dense @ p["U"][:split]
+        per_prompt += feats.repeats @ (GAINS["U_same"] * p["U_same"])
         pre = per_prompt[feats.prompt_of] + p["W_in"][feats.position_rows].sum(axis=1) + feats.position_dense @ p["U"][split:] + p["b1"]
         hidden = np.maximum(pre, 0.0)
         attention = self._attention(feats, hidden)
@@ -895,6 +903,7 @@ class PolicyModel:
         # positions after the same prompt share its rows: sum their gradients first
         dprompt = _rows_sum(feats.prompt_of, dpre, (feats.prompt_rows.shape[0], dpre.shape[1]))
         grads["U"] = np.concatenate([feats.prompt_dense.T @ dprompt, feats.position_dense.T @ dpre])
+        grads["U_same"] = GAINS["U_same"] * (feats.repeats.T @ dprompt)
         rows = np.concatenate([feats.prompt_rows.ravel(), feats.position_rows.ravel()])
         values = np.concatenate(
             [np.repeat(dprompt, feats.prompt_rows.shape[1], axis=0), np.repeat(dpre, feats.position_rows.shape[1], axis=0)]
