@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
-from hermes_rl_mcp.trainer.model import GAINS, PolicyModel, ViewCache
+from hermes_rl_mcp.trainer.model import GAINS, REPEAT_STEP, PolicyModel, ViewCache
 from hermes_rl_mcp.trainer.numbers import read_numbers
 from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, PAD, USER, CharTokenizer, ChatTemplateError
@@ -535,3 +535,15 @@ def test_exploration_offers_a_prompt_answers_that_scored_on_other_prompts() -> N
         model, prompt, sampled, share=0.0, max_tokens=3, temperature=1.0, constraint=None, rng=rng,
         rewarded=RewardedAnswers(), rewarded_share=1.0,
     ) == sampled
+
+
+def test_repeats_that_tell_prompts_apart_take_a_larger_step_than_those_every_prompt_shares() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=4)
+    prompts = [TOK.generation_prompt([{"role": "user", "content": f"Is {letter} in plome?"}]) for letter in "mk"]
+    feats = model.features(prompts, [[], []])
+    scales = model.step_scales(feats)["U_same"][:, 0]
+    telling = np.flatnonzero(feats.repeats[0] != feats.repeats[1])
+    shared = np.flatnonzero((feats.repeats[0] == 1) & (feats.repeats[1] == 1))
+    assert telling.size == 1 and shared.size > 0  # "m" against plome's "m"; the phrasing's own repeats
+    assert scales[telling[0]] == REPEAT_STEP > 1.0
+    assert np.all(scales[shared] == 1.0)

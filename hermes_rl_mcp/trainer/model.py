@@ -89,16 +89,19 @@ GAINS = {
     "M": 10.0, "R": 60.0, "C": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0,
-    # The repeats' weights start at zero beside hidden units that already differ by about 1
-    # from prompt to prompt (the embeddings' sum): a relation between two slots is heard once
-    # its weights outgrow that, which at the learning rate took most of a run.
-    "U_same": 2.0,
     # The number path's value weights, the log of its spread and its share (a logit) per step.
     "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_bias": 10.0, "N_diff": 10.0, "N_lone": 10.0, "N_spread": 15.0, "N_mix": 10.0,
 }
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
+# The repeats' weights start at zero beside hidden units that already differ by about 1 from
+# prompt to prompt (the embeddings' sum): a relation between two slots is heard once its weights
+# outgrow that, which at the learning rate took most of a run. Pairs that tell the batch's
+# prompts apart take this many times Adam's step. Pairs that hold on every prompt (a fixed
+# phrasing repeats its letters) say nothing a bias does not, and there are dozens of them: at a
+# larger step together they moved the hidden layer's biases fast enough to unsettle a policy.
+REPEAT_STEP = 2.0
 NUMBER_MIX_PRIOR = 0.25  # the number path's share of the next token where it applies, at first
 NUMBER_SLOTS = 2 * MAX_NUMBERS  # the last message's numbers, then the opening message's
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
@@ -710,7 +713,7 @@ class PolicyModel:
         p = self.params
         split = feats.prompt_dense.shape[1]
         per_prompt = p["W_in"][feats.prompt_rows].sum(axis=1) + feats.prompt_dense @ p["U"][:split]
-        per_prompt += feats.repeats @ (GAINS["U_same"] * p["U_same"])
+        per_prompt += feats.repeats @ p["U_same"]
         pre = per_prompt[feats.prompt_of] + p["W_in"][feats.position_rows].sum(axis=1) + feats.position_dense @ p["U"][split:] + p["b1"]
         hidden = np.maximum(pre, 0.0)
         attention = self._attention(feats, hidden)
@@ -762,13 +765,16 @@ class PolicyModel:
 
     def step_scales(self, feats: Features) -> dict[str, np.ndarray]:
         """The share of Adam's step each value weight of the number path takes on this batch
-        (``numbers.step_scales``); every other parameter takes all of it."""
+        (``numbers.step_scales``), and the repeats' weights' (``REPEAT_STEP`` where the pair
+        tells the batch's prompts apart); every other parameter takes all of it."""
         v = self.shape.vocab_size
         spread = float(np.exp(self._number_log_spread()))
         x = feats.numbers.ravel()
         place, before, after = (feats.number_context[..., i].ravel() for i in range(3))
         diffs = feats.number_diffs
+        varies = feats.repeats.max(axis=0, initial=0.0) > feats.repeats.min(axis=0, initial=1.0)
         return {
+            "U_same": np.where(varies, REPEAT_STEP, 1.0)[:, None],
             "N_bias": step_scales(np.ones(len(diffs)), np.zeros(len(diffs), dtype=np.int64), 1, spread),
             "N_place": step_scales(x, place, NUMBER_SLOTS, spread),
             "N_before": step_scales(x, before, v, spread),
@@ -903,7 +909,7 @@ class PolicyModel:
         # positions after the same prompt share its rows: sum their gradients first
         dprompt = _rows_sum(feats.prompt_of, dpre, (feats.prompt_rows.shape[0], dpre.shape[1]))
         grads["U"] = np.concatenate([feats.prompt_dense.T @ dprompt, feats.position_dense.T @ dpre])
-        grads["U_same"] = GAINS["U_same"] * (feats.repeats.T @ dprompt)
+        grads["U_same"] = feats.repeats.T @ dprompt
         rows = np.concatenate([feats.prompt_rows.ravel(), feats.position_rows.ravel()])
         values = np.concatenate(
             [np.repeat(dprompt, feats.prompt_rows.shape[1], axis=0), np.repeat(dpre, feats.position_rows.shape[1], axis=0)]
