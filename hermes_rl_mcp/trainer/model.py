@@ -92,9 +92,6 @@ GAINS = {
     # The number path's value weights, the log of its spread and its share (a logit) per step.
     "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_bias": 10.0, "N_diff": 10.0, "N_lone": 10.0, "N_spread": 15.0, "N_mix": 10.0,
 }
-# The number path's spread at first: wide, since its value means nothing until it is learned
-# (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
-NUMBER_SPREAD_PRIOR = 8.0
 # The repeats' weights start at zero beside hidden units that already differ by about 1 from
 # prompt to prompt (the embeddings' sum): a relation between two slots is heard once its weights
 # outgrow that, which at the learning rate took most of a run. Pairs that tell the batch's
@@ -102,6 +99,9 @@ NUMBER_SPREAD_PRIOR = 8.0
 # phrasing repeats its letters) say nothing a bias does not, and there are dozens of them: at a
 # larger step together they moved the hidden layer's biases fast enough to unsettle a policy.
 REPEAT_STEP = 2.0
+# The number path's spread at first: wide, since its value means nothing until it is learned
+# (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
+NUMBER_SPREAD_PRIOR = 8.0
 NUMBER_MIX_PRIOR = 0.25  # the number path's share of the next token where it applies, at first
 NUMBER_SLOTS = 2 * MAX_NUMBERS  # the last message's numbers, then the opening message's
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
@@ -153,8 +153,8 @@ class ModelShape:
 
     @property
     def num_dense(self) -> int:
-        """Dense inputs weighted by ``U``: digit values of every view, and the rises (the
-        repeats have weights of their own, ``U_same``)."""
+        """Dense inputs weighted by ``U``: the digit values of the prompt's views and of the
+        reply so far, and the rises (the repeats have weights of their own, ``U_same``)."""
         return self.window + 2 * self.message_slots + self.neighbour_pairs + self.gen_slots
 
     @property
