@@ -753,7 +753,8 @@ class PolicyModel:
 
     def _number_value(self, feats: Features) -> np.ndarray:
         """(N,): the value each position's prompt gives its numbers: a bias plus each number
-        times a weight for its place, the token before it and the token after it."""
+        times a weight for its place, the token before it and the token after it, plus the last
+        message's differences of neighbouring numbers and its lone number, each times a weight."""
         p = self.params
         place, before, after = (feats.number_context[..., i] for i in range(3))
         weight = GAINS["N_place"] * p["N_place"][place] + GAINS["N_before"] * p["N_before"][before]
@@ -772,14 +773,15 @@ class PolicyModel:
         x = feats.numbers.ravel()
         place, before, after = (feats.number_context[..., i].ravel() for i in range(3))
         diffs = feats.number_diffs
+        one_weight = np.zeros(len(diffs), dtype=np.int64)  # per prompt: the index of a one-element weight
         varies = feats.repeats.max(axis=0, initial=0.0) > feats.repeats.min(axis=0, initial=1.0)
         return {
             "U_same": np.where(varies, REPEAT_STEP, 1.0)[:, None],
-            "N_bias": step_scales(np.ones(len(diffs)), np.zeros(len(diffs), dtype=np.int64), 1, spread),
+            "N_bias": step_scales(np.ones(len(diffs)), one_weight, 1, spread),
             "N_place": step_scales(x, place, NUMBER_SLOTS, spread),
             "N_before": step_scales(x, before, v, spread),
             "N_after": step_scales(x, after, v, spread),
-            "N_lone": step_scales(feats.lone_number, np.zeros(len(diffs), dtype=np.int64), 1, spread),
+            "N_lone": step_scales(feats.lone_number, one_weight, 1, spread),
             "N_diff": step_scales(diffs.ravel(), np.tile(np.arange(diffs.shape[1]), len(diffs)), diffs.shape[1], spread),
         }
 
