@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
-from hermes_rl_mcp.trainer.model import GAINS, REPEAT_STEP, PolicyModel, ViewCache
+from hermes_rl_mcp.trainer.model import COMPARISONS, GAINS, REPEAT_STEP, PolicyModel, ViewCache
 from hermes_rl_mcp.trainer.numbers import read_numbers
 from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, PAD, USER, CharTokenizer, ChatTemplateError
@@ -320,6 +320,25 @@ def test_the_inputs_say_whether_neighbouring_characters_go_up_or_down() -> None:
     assert message[:9] == [1, 1, 0, 0, -1, 0, 0, 0, 0]  # b<d, d<k, then 9>1; a letter and a digit do not compare
     assert [x for x in window if x][::-1] == [1, 1, -1]  # the window reads the same pairs from the end
     assert rises("kdb")[1][:3] == [-1, -1, 0]
+
+
+def test_the_inputs_say_which_of_two_neighbouring_numbers_is_larger() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    s = model.shape
+    start = s.window + 2 * s.message_slots + s.neighbour_pairs  # after the digit values and the rises
+
+    def comparisons(*messages: str) -> tuple[list[float], list[float]]:
+        roles = ["user", "assistant"]
+        prompt = TOK.generation_prompt([{"role": roles[i % 2], "content": m} for i, m in enumerate(messages)])
+        dense = model.features([prompt], [[]]).prompt_dense[0][start : start + COMPARISONS]
+        half = COMPARISONS // 2
+        return dense[:half].tolist(), dense[half:].tolist()
+
+    assert comparisons("Is 7 more than 1250, or 93?")[0] == [1, -1, 0]  # by value, not by digits or length
+    assert comparisons("Only 40 here.") == ([0, 0, 0], [0, 0, 0])
+    # in a conversation, the opening message's numbers are compared too
+    assert comparisons("Walk from 5 to 2.", "L", "Now at 4; goal 2.") == ([-1, 0, 0], [-1, 0, 0])
+    assert comparisons("Walk from 5 to 2.", "L", "Now at 1; goal 2.") == ([1, 0, 0], [-1, 0, 0])
 
 
 def test_the_pointer_knows_which_letter_of_a_word_comes_next_in_order() -> None:

@@ -9,7 +9,9 @@ views of its context, each a bias that helps short text tasks in general:
   up in one view or the other. In a conversation, the first ``message_slots`` characters of its
   first message too (what it was opened with, often the task), however far back it lies;
 * **numbers as values**: every digit in those slots also enters as its value along a direction
-  learned per slot, so comparing or combining digits is linear;
+  learned per slot, so comparing or combining digits is linear; and for each number of the last
+  message and of a conversation's opening after its first, whether it is above or below the one
+  before it, so which of two numbers is larger is one input whatever their length or place;
 * **repeats**: for every pair of window slots, whether they hold the same character, so "is
   this letter in that word" or "the same word again" is a sum of inputs, not a search;
 * **rises**: for every two neighbouring characters of each view, whether the second comes
@@ -104,6 +106,12 @@ REPEAT_STEP = 2.0
 NUMBER_SPREAD_PRIOR = 8.0
 NUMBER_MIX_PRIOR = 0.25  # the number path's share of the next token where it applies, at first
 NUMBER_SLOTS = 2 * MAX_NUMBERS  # the last message's numbers, then the opening message's
+# The hidden layer reads, for each number after the first of the last message and of a
+# conversation's opening message, whether it is above (+1) or below (-1) the one before it:
+# which of two numbers is larger is then one input, for numbers of any length wherever they
+# stand, not a relation learned between digit slots (one-hot rows a value never seen in
+# training leaves at their random start).
+COMPARISONS = 2 * (MAX_NUMBERS - 1)
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
 # prompt occurrence of the previously emitted token (1: its successor, -1: its predecessor, 0: the
 # same token again). Copying a span forwards or backwards is then one weight, not one per step.
@@ -153,9 +161,10 @@ class ModelShape:
 
     @property
     def num_dense(self) -> int:
-        """Dense inputs weighted by ``U``: the digit values of the prompt's views and of the
-        reply so far, and the rises (the repeats have weights of their own, ``U_same``)."""
-        return self.window + 2 * self.message_slots + self.neighbour_pairs + self.gen_slots
+        """Dense inputs weighted by ``U``: the digit values of the prompt's views, the rises,
+        the comparisons of neighbouring numbers and the digit values of the reply so far (the
+        repeats have weights of their own, ``U_same``)."""
+        return self.window + 2 * self.message_slots + self.neighbour_pairs + COMPARISONS + self.gen_slots
 
     @property
     def offsets(self) -> dict[str, int]:
@@ -204,6 +213,7 @@ class PromptView:
     number_count: int  # numbers in the last message
     number_diffs: np.ndarray  # (MAX_NUMBERS - 1,) float: the last message's numbers minus the one before each
     lone_number: float  # the last message's number where it holds only one, else 0
+    comparisons: np.ndarray  # (COMPARISONS,) float: +1 / -1 where a number is above / below the one before it
 
 
 class ViewCache:
@@ -245,7 +255,7 @@ class Features:
 
     prompt_of: np.ndarray  # (N,) int: the prompt each position follows
     prompt_rows: np.ndarray  # (P, rows) int: input-table rows of the prompt's views, summed
-    prompt_dense: np.ndarray  # (P, window + 2 * message_slots + neighbour_pairs) float: digit values, rises
+    prompt_dense: np.ndarray  # (P, window + 2 * message_slots + neighbour_pairs + COMPARISONS) float: digit values, rises, comparisons
     repeats: np.ndarray  # (P, window_pairs) float: which window slots hold the same character
     position_rows: np.ndarray  # (N, rows) int: input-table rows of the turn so far
     position_dense: np.ndarray  # (N, gen_slots) float: digit values of the generated slots
@@ -452,7 +462,9 @@ class PolicyModel:
         ordered = _token_bits(ordered)
         message, opening = heads
         content = tokens[start:stop]
-        numbers, number_context, number_count = self._numbers(content, tokens[first_start:first_stop])
+        numbers, number_context, number_count, opening_count = self._numbers(content, tokens[first_start:first_stop])
+        number_diffs = neighbour_differences(numbers, number_count)
+        comparisons = np.sign(np.concatenate([number_diffs, neighbour_differences(numbers[MAX_NUMBERS:], opening_count)]))
         tail = np.full(END_SLOT_TAIL, PAD, dtype=np.int64)  # the last message's last tokens, last first
         tail[: min(END_SLOT_TAIL, len(content))] = content[::-1][:END_SLOT_TAIL]
         rises = np.concatenate(  # the window reads backwards: slot d + 1 comes before slot d
@@ -461,19 +473,19 @@ class PolicyModel:
         return PromptView(
             window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, message, opening, tail, [PAD]])[self._neighbour_sources],
-            ordered, numbers, number_context, number_count, neighbour_differences(numbers, number_count),
-            float(numbers[0]) if number_count == 1 else 0.0,
+            ordered, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
+            comparisons,
         )
 
-    def _numbers(self, content: np.ndarray, opening: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    def _numbers(self, content: np.ndarray, opening: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
         """The number path's inputs: the last message's numbers, then the conversation's
         opening message's (its places after the last message's; none when the prompt holds
-        one message), and how many the last message holds: the path acts only when the
-        message being answered has a number."""
+        one message), and how many each holds (the path acts only when the message being
+        answered has a number)."""
         numbers, context, count = read_numbers(content, self._is_digit, self._zero)
-        opening_numbers, opening_context, _ = read_numbers(opening, self._is_digit, self._zero)
+        opening_numbers, opening_context, opening_count = read_numbers(opening, self._is_digit, self._zero)
         opening_context[:, 0] += MAX_NUMBERS
-        return np.concatenate([numbers, opening_numbers]), np.concatenate([context, opening_context]), count
+        return np.concatenate([numbers, opening_numbers]), np.concatenate([context, opening_context]), count, opening_count
 
     def _rises(self, before: np.ndarray, after: np.ndarray) -> np.ndarray:
         """+1 where ``after``'s character comes later in code order than ``before``'s, -1 where
@@ -613,7 +625,10 @@ class PolicyModel:
             axis=1,
         )
         rises = _stack([view.rises for view in views], s.neighbour_pairs).astype(self.dtype, copy=False)
-        prompt_dense = np.concatenate([self._digit_value[np.concatenate([window, message, opening], axis=1)], rises], axis=1)
+        comparisons = _stack([view.comparisons for view in views], COMPARISONS).astype(self.dtype)
+        prompt_dense = np.concatenate(
+            [self._digit_value[np.concatenate([window, message, opening], axis=1)], rises, comparisons], axis=1
+        )
         # The pointer's slots hold the prompt's characters (its role and end tokens are not
         # answers to copy) and, last, the end token: attending past the prompt ends the turn.
         characters = np.concatenate([window, message, opening], axis=1)
