@@ -162,6 +162,21 @@ def test_each_batch_is_trained_on_for_passes_per_batch_steps_within_the_clip() -
     assert gains[3] > gains[1] > 0
 
 
+def test_an_input_no_batch_reaches_fades_toward_zero_and_only_the_input_table_decays() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=16, seed=2)
+    groups = reverse_groups(model, np.random.default_rng(2), ["abc", "plane", "qwer"])
+    unseen = model.shape.offsets["window"] + TOK.encode("Z")[0]  # "Z" in the prompt's last slot: no prompt has it
+    start = model.params["W_in"][unseen].copy()
+    for decay in (0.0, 5.0):
+        config = TrainerConfig(hidden_size=16, input_decay=decay, passes_per_batch=2)
+        learner = Learner(model.copy(), config)
+        learner.step(groups)
+        shrink = (1.0 - config.learning_rate * decay) ** 2
+        np.testing.assert_allclose(learner.model.params["W_in"][unseen], start * shrink, rtol=1e-5)
+        # a parameter no gradient reached and not in the input table stays where it was
+        np.testing.assert_array_equal(learner.model.params["N_place"], model.params["N_place"])
+
+
 def test_flatten_groups_trains_each_assistant_turn_with_its_own_prompt() -> None:
     first = TOK.generation_prompt([{"role": "user", "content": "at 1 goal 3"}])
     reply1 = TOK.encode("R") + [END]

@@ -16,8 +16,12 @@ class Adam:
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
         max_grad_norm: float | None = None,
+        weight_decay: dict[str, float] | None = None,
     ) -> None:
+        """``weight_decay`` names the parameters that decay and each one's rate: decoupled, as in
+        AdamW, each step multiplies the parameter by ``1 - learning_rate * rate``."""
         self.learning_rate = learning_rate
+        self.weight_decay = {k: r for k, r in (weight_decay or {}).items() if r > 0}
         self.beta1, self.beta2 = betas
         self.eps = eps
         self.max_grad_norm = max_grad_norm
@@ -46,6 +50,8 @@ class Adam:
             if step_scales is not None and key in step_scales:
                 update *= step_scales[key]
             params[key] -= update
+        for key, rate in self.weight_decay.items():
+            params[key] *= max(0.0, 1.0 - self.learning_rate * rate)
         return norm
 
     def state(self) -> dict[str, np.ndarray]:

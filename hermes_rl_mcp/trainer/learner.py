@@ -40,7 +40,10 @@ class Learner:
         self.config = config
         self.explored = explored  # turns the policy server explored rather than sampled
         self.rewarded = rewarded  # answers that scored above their group, offered to other prompts
-        self.optimizer = Adam(model.params, learning_rate=config.learning_rate, max_grad_norm=config.max_grad_norm)
+        self.optimizer = Adam(
+            model.params, learning_rate=config.learning_rate, max_grad_norm=config.max_grad_norm,
+            weight_decay={"W_in": config.input_decay},
+        )
         self.reference = model.copy() if config.kl_coef > 0 else None
 
     def step(self, groups: Sequence[dict[str, Any]]) -> dict[str, float]:
