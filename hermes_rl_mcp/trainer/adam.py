@@ -1,4 +1,4 @@
-"""Adam over a dict of NumPy arrays, with a global gradient-norm clip."""
+"""Adam over a dict of NumPy arrays, with a global gradient-norm clip and decoupled weight decay."""
 
 from __future__ import annotations
 

@@ -109,8 +109,8 @@ NUMBER_SLOTS = 2 * MAX_NUMBERS  # the last message's numbers, then the opening m
 # The hidden layer reads, for each number after the first of the last message and of a
 # conversation's opening message, whether it is above (+1) or below (-1) the one before it:
 # which of two numbers is larger is then one input, for numbers of any length wherever they
-# stand, not a relation learned between digit slots (one-hot rows a value never seen in
-# training leaves at their random start).
+# stand, not a relation learned between digit slots (a value never seen in training at a slot
+# has one-hot rows that hold nothing but their random start, fading: ``learner.INPUT_DECAY``).
 COMPARISONS = 2 * (MAX_NUMBERS - 1)
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
 # prompt occurrence of the previously emitted token (1: its successor, -1: its predecessor, 0: the

@@ -31,9 +31,6 @@ class TrainerConfig(BaseModel):
     clip_epsilon: float = Field(0.2, gt=0, le=1, description="PPO clip range.")
     passes_per_batch: int = Field(3, ge=1, le=32, description="Optimizer steps per batch (PPO epochs).")
     max_grad_norm: float = Field(1.0, gt=0, le=1e6, description="Global gradient-norm clip.")
-    input_decay: float = Field(
-        1.0, ge=0, le=100, description="Decoupled weight decay of the one-hot inputs' embeddings (0: off)."
-    )
     checkpoint_interval: int = Field(50, gt=0, le=10_000_000, description="Steps between checkpoints.")
     seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of initialisation and sampling.")
     hidden_size: int = Field(64, ge=8, le=1024, description="Width of the policy model.")
