@@ -26,7 +26,8 @@ UNLIKELY_LOGPROB = -7.0
 # The one-hot inputs' embeddings (``W_in``) decay at this rate (decoupled, as in AdamW): a row no
 # batch reaches fades toward zero rather than keeping its random start, and of inputs that explain
 # the rewards alike, one shared by many prompts keeps its weight more cheaply than a row per value.
-# Without it, navigation's held-out walks went back to a shortcut late in some runs.
+# Without it, a policy that had found a relation for held-out prompts lost it late in some runs
+# to a per-value shortcut (``docs/design-notes.md``).
 INPUT_DECAY = 1.0
 
 
