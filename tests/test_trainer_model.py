@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
-from hermes_rl_mcp.trainer.model import COMPARISONS, GAINS, REPEAT_STEP, PolicyModel, ViewCache
+from hermes_rl_mcp.trainer.model import COMPARISONS, GAINS, REPEAT_STEP, STATISTICS, PolicyModel, ViewCache
 from hermes_rl_mcp.trainer.numbers import read_numbers
 from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, PAD, USER, CharTokenizer, ChatTemplateError
@@ -89,6 +89,9 @@ def test_log_likelihood_gradient_matches_finite_differences() -> None:
     rng = np.random.default_rng(0)
     checked = 0
     for name, array in model.params.items():
+        if name in STATISTICS:  # kept by ``observe``, not trained
+            assert name not in grads
+            continue
         touched = np.flatnonzero(grads[name])
         assert touched.size > 0, f"no gradient reaches {name}"
         picks = np.concatenate([rng.choice(touched, size=min(8, touched.size), replace=False), rng.integers(0, array.size, 4)])
@@ -395,10 +398,6 @@ def test_the_number_path_writes_a_signed_sum_of_numbers_it_never_saw() -> None:
         return TOK.decode(generate(model, prompt, n=1, max_tokens=6, temperature=0.0, rng=np.random.default_rng(0))[0].token_ids)
 
     assert [reply(q) for q in ("7+8", "3-9", "120+345", "0-0")] == ["15", "-6", "465", "0"]
-    # no number in the prompt: the path is silent, the text policy's distribution is untouched
-    prompt = TOK.generation_prompt([{"role": "user", "content": "hello"}])
-    cache = model.forward(model.features([prompt], [[]]))
-    assert cache.number_mix[0] == 0.0 and np.array_equal(cache.probs, cache.text_probs)
     # a mask that allows no number leaves the path out, and the masked choice is still sampled
     prompt = TOK.generation_prompt([{"role": "user", "content": "Is 4 or 7 bigger? first or second"}])
     constraint = ChoiceConstraint(["first", "second"], TOK)
@@ -418,6 +417,36 @@ def test_the_number_path_reads_differences_of_neighbouring_numbers() -> None:
     # one number: no difference, so nothing from that weight
     feats = model.features([TOK.generation_prompt([{"role": "user", "content": "after 38"}])], [[]])
     assert not feats.number_diffs.any()
+
+
+def test_the_number_path_counts_characters_against_the_prompts_trained_on() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=4, dtype=np.float64)
+    p = model.params
+
+    def asked(word: str) -> list[int]:
+        return TOK.generation_prompt([{"role": "user", "content": f"How many vowels are in {word}?"}])
+
+    seen = model.features([asked(w) for w in ("abc", "eeee", "xyz", "oak")], [[]] * 4)
+    model.observe(seen)
+    a, question = TOK.encode("a")[0], TOK.encode("?")[0]
+    # the mean count of each character over those prompts: "a" twice in the question, and in two words
+    assert p["N_tally_mean"][a] == pytest.approx(2.5) and p["N_tally_mean"][question] == 1.0
+    # a character that occurs as often in every prompt says nothing a bias does not: no step
+    scales = model.step_scales(seen)
+    assert scales["N_tally"][question] == 0.0 and scales["N_tally"][a] == 1.0
+    # value = mean vowels of the words seen + each vowel counted against its mean: the count
+    for vowel in "aeiou":
+        p["N_tally"][TOK.encode(vowel)[0]] = 1.0 / GAINS["N_tally"]
+    p["N_bias"][0] = 1.75 / GAINS["N_bias"]
+    p["N_spread"][:] = np.log(0.3) / GAINS["N_spread"]
+    p["N_mix"][:] = np.log(0.999 / 0.001) / GAINS["N_mix"]
+    for word, count in (("queue", "4"), ("rhythm", "0"), ("banana", "3")):
+        reply = generate(model, asked(word), n=1, max_tokens=4, temperature=0.0, rng=np.random.default_rng(0))[0]
+        assert TOK.decode(reply.token_ids) == count
+    # the prompts a run trains on later move the mean, weighted by how many there were (a prompt
+    # counts once per batch, however many of its samples the batch holds)
+    model.observe(model.features([asked("aaaa")] * 3 + [asked("bbb")], [[]] * 4))
+    assert p["N_tally_mean"][a] == pytest.approx((4 * 2.5 + 6 + 2) / 6)
 
 
 def test_a_reply_to_a_lone_number_starts_at_that_number() -> None:

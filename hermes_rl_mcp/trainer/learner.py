@@ -80,6 +80,7 @@ class Learner:
         cfg = self.config
         targets = np.asarray(batch.targets, dtype=np.int64)
         feats = self.model.features(batch.prompts, batch.generated)
+        self.model.observe(feats)
         allowed = batch.allowed_matrix(self.model.shape.vocab_size)
         behaviour = np.asarray(batch.behaviour_logprobs, dtype=np.float64)
         advantages = np.asarray(batch.advantages, dtype=np.float64)

@@ -40,13 +40,15 @@ views of its context, each a bias that helps short text tasks in general:
 * **order within a word**: a slot whose character comes first (or last) in code order among
   the characters of its word not yet written this turn gets a score of its own, so writing a
   word's letters sorted, or picking its largest digit, is one weight and not a key per letter;
-* **a number path** (``numbers.py``): where the last message holds numbers, a value computed
-  from them and from a conversation's opening message's (a signed sum, each number's weight
-  set by its place and the tokens around it, plus the differences of neighbouring numbers, and
-  starting at the number itself where the message holds one) and
-  a Gaussian over the integers around that value, spelled out token by token, mixed into the
-  next token with a learned share per step. So "the sum", "the difference" or "the first
-  number plus the second" is a few weights that hold for numbers never seen in training.
+* **a number path** (``numbers.py``): a value computed from the last message's numbers and a
+  conversation's opening message's (a signed sum, each number's weight set by its place and the
+  tokens around it, plus the differences of neighbouring numbers, and starting at the number
+  itself where the message holds one) and from a tally of the last message's characters (each
+  character's count, less its mean over the prompts trained on, times a weight), and a Gaussian
+  over the integers around that value, spelled out token by token, mixed into the next token
+  with a learned share per step. So "the sum", "the difference" or "the first number plus the
+  second" is a few weights that hold for numbers never seen in training, and so is "how many
+  of these characters" (vowels, spaces between words, commas between items).
 
 The sparse views are summed into one ReLU hidden layer (an embedding bag: a linear layer on
 one-hot inputs) that produces generation logits; a per-step output bias learns answer lengths.
@@ -92,7 +94,7 @@ GAINS = {
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0,
     # The number path's value weights, the log of its spread and its share (a logit) per step.
-    "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_bias": 10.0, "N_diff": 10.0, "N_lone": 10.0, "N_spread": 15.0, "N_mix": 10.0,
+    "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_bias": 10.0, "N_diff": 10.0, "N_lone": 10.0, "N_tally": 10.0, "N_spread": 15.0, "N_mix": 10.0,
 }
 # The repeats' weights start at zero beside hidden units that already differ by about 1 from
 # prompt to prompt (the embeddings' sum): a relation between two slots is heard once its weights
@@ -112,6 +114,9 @@ NUMBER_SLOTS = 2 * MAX_NUMBERS  # the last message's numbers, then the opening m
 # stand, not a relation learned between digit slots (a value never seen in training at a slot
 # has one-hot rows that hold nothing but their random start, fading: ``learner.INPUT_DECAY``).
 COMPARISONS = 2 * (MAX_NUMBERS - 1)
+# Arrays kept with the parameters (checkpointed and copied with them) that no gradient moves:
+# the mean tally of the prompts trained on, and how many prompts that mean is over (``observe``).
+STATISTICS = ("N_tally_mean", "N_tally_seen")
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
 # prompt occurrence of the previously emitted token (1: its successor, -1: its predecessor, 0: the
 # same token again). Copying a span forwards or backwards is then one weight, not one per step.
@@ -214,6 +219,7 @@ class PromptView:
     number_diffs: np.ndarray  # (MAX_NUMBERS - 1,) float: the last message's numbers minus the one before each
     lone_number: float  # the last message's number where it holds only one, else 0
     comparisons: np.ndarray  # (COMPARISONS,) float: +1 / -1 where a number is above / below the one before it
+    tally: np.ndarray  # (V,) float: how often each token occurs in the last message
 
 
 class ViewCache:
@@ -269,6 +275,7 @@ class Features:
     number_context: np.ndarray  # (P, NUMBER_SLOTS, 3) int: their places and neighbouring tokens
     number_diffs: np.ndarray  # (P, MAX_NUMBERS - 1) float: the last message's numbers minus the one before each
     lone_number: np.ndarray  # (P,) float: the last message's number where it holds only one, else 0
+    tally: np.ndarray  # (P, V) float: how often each token occurs in the last message
     number_groups: list[NumberGroup]  # the rows whose reply so far can still become an integer, by reply
 
     def __len__(self) -> int:
@@ -397,6 +404,10 @@ class PolicyModel:
             # on the last message's number when it is the only one: a reply to one number starts as
             # that number, as the pointer starts out copying the prompt's characters
             "N_lone": np.ones(1),
+            "N_tally": np.zeros(v),
+            # not trained: the mean tally of the prompts trained on so far, and how many there were
+            "N_tally_mean": np.zeros(v),
+            "N_tally_seen": np.zeros(1),
             "N_spread": np.full(1, np.log(NUMBER_SPREAD_PRIOR)),
             "N_mix": np.full(shape.max_steps, np.log(NUMBER_MIX_PRIOR / (1.0 - NUMBER_MIX_PRIOR))),
         }
@@ -474,14 +485,13 @@ class PolicyModel:
             window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, message, opening, tail, [PAD]])[self._neighbour_sources],
             ordered, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
-            comparisons,
+            comparisons, np.bincount(content, minlength=s.vocab_size).astype(np.float64),
         )
 
     def _numbers(self, content: np.ndarray, opening: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
         """The number path's inputs: the last message's numbers, then the conversation's
         opening message's (its places after the last message's; none when the prompt holds
-        one message), and how many each holds (the path acts only when the message being
-        answered has a number)."""
+        one message), and how many each holds."""
         numbers, context, count = read_numbers(content, self._is_digit, self._zero)
         opening_numbers, opening_context, opening_count = read_numbers(opening, self._is_digit, self._zero)
         opening_context[:, 0] += MAX_NUMBERS
@@ -667,7 +677,7 @@ class PolicyModel:
         number_context = _stack([view.number_context for view in views], NUMBER_SLOTS, 3)
         number_diffs = _stack([view.number_diffs for view in views], MAX_NUMBERS - 1).astype(np.float64, copy=False)
         lone_number = np.asarray([view.lone_number for view in views], dtype=np.float64)
-        has_numbers = np.asarray([view.number_count > 0 for view in views], dtype=bool)
+        tally = _stack([view.tally for view in views], s.vocab_size).astype(np.float64, copy=False)
         return Features(
             prompt_of=prompt_of,
             prompt_rows=prompt_rows,
@@ -685,14 +695,15 @@ class PolicyModel:
             number_context=number_context,
             number_diffs=number_diffs,
             lone_number=lone_number,
-            number_groups=self._number_groups(gen, step, has_numbers[prompt_of]),
+            tally=tally,
+            number_groups=self._number_groups(gen, step),
         )
 
-    def _number_groups(self, gen: np.ndarray, step: np.ndarray, has_numbers: np.ndarray) -> list[NumberGroup]:
-        """The rows after a prompt with numbers whose reply so far (all of it among the
-        generated slots) is the start of an integer's text, grouped by that reply."""
+    def _number_groups(self, gen: np.ndarray, step: np.ndarray) -> list[NumberGroup]:
+        """The rows whose reply so far (all of it among the generated slots) is the start of an
+        integer's text, grouped by that reply."""
         rows_of: dict[tuple[int, ...], list[int]] = {}
-        for row in np.flatnonzero(has_numbers & (step <= self.shape.gen_slots)):
+        for row in np.flatnonzero(step <= self.shape.gen_slots):
             rows_of.setdefault(tuple(gen[row, : step[row]].tolist()), []).append(int(row))
         groups = []
         for reply, rows in rows_of.items():
@@ -769,7 +780,8 @@ class PolicyModel:
     def _number_value(self, feats: Features) -> np.ndarray:
         """(N,): the value each position's prompt gives its numbers: a bias plus each number
         times a weight for its place, the token before it and the token after it, plus the last
-        message's differences of neighbouring numbers and its lone number, each times a weight."""
+        message's differences of neighbouring numbers, its lone number and its count of each
+        character less that character's mean count (``observe``), each times a weight."""
         p = self.params
         place, before, after = (feats.number_context[..., i] for i in range(3))
         weight = GAINS["N_place"] * p["N_place"][place] + GAINS["N_before"] * p["N_before"][before]
@@ -777,7 +789,20 @@ class PolicyModel:
         per_prompt = GAINS["N_bias"] * p["N_bias"][0] + (feats.numbers * weight).sum(axis=1)
         per_prompt = per_prompt + feats.number_diffs @ (GAINS["N_diff"] * p["N_diff"])
         per_prompt = per_prompt + feats.lone_number * (GAINS["N_lone"] * p["N_lone"][0])
+        per_prompt = per_prompt + self._centred_tally(feats) @ (GAINS["N_tally"] * p["N_tally"])
         return per_prompt[feats.prompt_of]
+
+    def _centred_tally(self, feats: Features) -> np.ndarray:
+        """(P, V): each prompt's count of each character, less the mean over the prompts trained on."""
+        return feats.tally - self.params["N_tally_mean"]
+
+    def observe(self, feats: Features) -> None:
+        """Fold a training batch's prompts (each distinct prompt once) into the mean tally the
+        number path centres its counts on; the learner calls this before each batch's steps."""
+        seen = self.params["N_tally_seen"]
+        if len(feats.tally):
+            seen += len(feats.tally)
+            self.params["N_tally_mean"] += (feats.tally.sum(axis=0) - len(feats.tally) * self.params["N_tally_mean"]) / seen
 
     def step_scales(self, feats: Features) -> dict[str, np.ndarray]:
         """The share of Adam's step each value weight of the number path takes on this batch
@@ -798,6 +823,7 @@ class PolicyModel:
             "N_after": step_scales(x, after, v, spread),
             "N_lone": step_scales(feats.lone_number, one_weight, 1, spread),
             "N_diff": step_scales(diffs.ravel(), np.tile(np.arange(diffs.shape[1]), len(diffs)), diffs.shape[1], spread),
+            "N_tally": step_scales(self._centred_tally(feats).ravel(), np.tile(np.arange(v), len(feats.tally)), v, spread),
         }
 
     def _images(self) -> np.ndarray:
@@ -977,6 +1003,7 @@ class PolicyModel:
             "N_bias": np.asarray([GAINS["N_bias"] * dprompt.sum()]),
             "N_diff": GAINS["N_diff"] * (dprompt @ feats.number_diffs),
             "N_lone": np.asarray([GAINS["N_lone"] * (dprompt @ feats.lone_number)]),
+            "N_tally": GAINS["N_tally"] * (dprompt @ self._centred_tally(feats)),
             "N_place": GAINS["N_place"] * np.bincount(place, weights=dweight.ravel(), minlength=NUMBER_SLOTS),
             "N_before": GAINS["N_before"] * np.bincount(before, weights=dweight.ravel(), minlength=v),
             "N_after": GAINS["N_after"] * np.bincount(after, weights=dweight.ravel(), minlength=v),

@@ -5,12 +5,16 @@ the prompt's last message (maximal runs of digits), and in a conversation those 
 message, with the token before and after each, and computes one value, a signed sum of them
 whose weights depend on those neighbouring tokens and on each number's place, plus the last
 message's differences of neighbouring numbers weighted by place, plus its number where it is
-the only one (that weight starts at 1: a reply to one number starts as that number)
-(``v = bias + sum_k x_k (w_place[k] + w_before[token] + w_after[token]) + sum_k d_k w_diff[k]
-+ w_lone x_lone``). So "the first number", "the second minus the first" or "twice the number
-after 'of'" is a few weights, and it holds for numbers never seen in training: nothing is
-learned per value. Adam's steps on these weights are scaled to their inputs' size and, once
-the value is near an integer, to the spread (``step_scales``).
+the only one (that weight starts at 1: a reply to one number starts as that number), plus a
+weight per character times how often it occurs in the last message, less its mean count over
+the prompts trained on (``v = bias + sum_k x_k (w_place[k] + w_before[token] + w_after[token])
++ sum_k d_k w_diff[k] + w_lone x_lone + sum_c (n_c - mean_c) w_tally[c]``). So "the first
+number", "the second minus the first", "twice the number after 'of'" or "how many vowels" is a
+few weights, and it holds for inputs never seen in training: nothing is learned per value. The
+counts are centred because a prompt's fixed wording holds the same characters every time: a
+count that never varies is 0 and its weight takes no step, where uncentred it would be a second
+bias that each of a dozen characters moved. Adam's steps on these weights are scaled to their
+inputs' size and, once the value is near an integer, to the spread (``step_scales``).
 
 The value becomes a Gaussian over the integers ``-NUMBER_RANGE..NUMBER_RANGE`` (weight
 ``exp(-(n - v)^2 / (2 spread^2))``, the spread learned), read as text: given the reply so far,
@@ -20,8 +24,9 @@ tokens the request allows, are the path's own next-token distribution, and the m
 next token from it with a learned probability per step (``mix_in_numbers``), from the text
 policy otherwise. The path starts wide, so it hardly prefers one number to its neighbours, and
 narrows as the value is learned: a Gaussian policy over numbers, the usual one for continuous
-actions. It is silent for prompts without numbers, for replies that have stopped being an
-integer, and where the request allows none of its tokens.
+actions. It applies to every prompt (a count is a number whether or not the prompt holds one),
+and is silent for replies that have stopped being an integer and where the request allows none
+of its tokens.
 """
 
 from __future__ import annotations
