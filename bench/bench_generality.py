@@ -44,6 +44,7 @@ TASKS = (
     "middle_word", "word_length", "is_palindrome", "two_letters",
     "next_number", "years_between", "add_three", "running_total",
     "double_number", "change_due", "age_later",
+    "list_length", "digit_sum", "plural",
 )
 BAR = 0.9
 MAX_WALL = 180.0
