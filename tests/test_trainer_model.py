@@ -443,6 +443,9 @@ def test_the_number_path_counts_characters_against_the_prompts_trained_on() -> N
     for word, count in (("queue", "4"), ("rhythm", "0"), ("banana", "3")):
         reply = generate(model, asked(word), n=1, max_tokens=4, temperature=0.0, rng=np.random.default_rng(0))[0]
         assert TOK.decode(reply.token_ids) == count
+    # digits are read as values, not counted: a weight per digit would be a table per value
+    after = model.features([TOK.generation_prompt([{"role": "user", "content": "What comes after 38?"}])], [[]])
+    assert not after.tally[0, TOK.encode("0123456789")].any() and after.tally[0, TOK.encode("t")[0]] == 2
     # the prompts a run trains on later move the mean, weighted by how many there were (a prompt
     # counts once per batch, however many of its samples the batch holds)
     model.observe(model.features([asked("aaaa")] * 3 + [asked("bbb")], [[]] * 4))

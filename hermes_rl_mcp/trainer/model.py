@@ -219,7 +219,7 @@ class PromptView:
     number_diffs: np.ndarray  # (MAX_NUMBERS - 1,) float: the last message's numbers minus the one before each
     lone_number: float  # the last message's number where it holds only one, else 0
     comparisons: np.ndarray  # (COMPARISONS,) float: +1 / -1 where a number is above / below the one before it
-    tally: np.ndarray  # (V,) float: how often each token occurs in the last message
+    tally: np.ndarray  # (V,) float: how often each token but the digits occurs in the last message
 
 
 class ViewCache:
@@ -275,7 +275,7 @@ class Features:
     number_context: np.ndarray  # (P, NUMBER_SLOTS, 3) int: their places and neighbouring tokens
     number_diffs: np.ndarray  # (P, MAX_NUMBERS - 1) float: the last message's numbers minus the one before each
     lone_number: np.ndarray  # (P,) float: the last message's number where it holds only one, else 0
-    tally: np.ndarray  # (P, V) float: how often each token occurs in the last message
+    tally: np.ndarray  # (P, V) float: how often each token but the digits occurs in the last message
     number_groups: list[NumberGroup]  # the rows whose reply so far can still become an integer, by reply
 
     def __len__(self) -> int:
@@ -485,8 +485,17 @@ class PolicyModel:
             window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, message, opening, tail, [PAD]])[self._neighbour_sources],
             ordered, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
-            comparisons, np.bincount(content, minlength=s.vocab_size).astype(np.float64),
+            comparisons, self._tally(content),
         )
+
+    def _tally(self, content: np.ndarray) -> np.ndarray:
+        """(V,): how often each character occurs in ``content``, digits left at 0. The number path
+        reads digits as the values of the numbers they spell; a count per digit would give it a
+        weight per digit value, a table that holds only for the numbers it was trained on (with
+        one, a number the path had learned to answer was lost again late in some runs)."""
+        tally = np.bincount(content, minlength=self.shape.vocab_size).astype(np.float64)
+        tally[self._is_digit] = 0.0
+        return tally
 
     def _numbers(self, content: np.ndarray, opening: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
         """The number path's inputs: the last message's numbers, then the conversation's

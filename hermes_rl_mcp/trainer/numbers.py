@@ -6,8 +6,8 @@ message, with the token before and after each, and computes one value, a signed 
 whose weights depend on those neighbouring tokens and on each number's place, plus the last
 message's differences of neighbouring numbers weighted by place, plus its number where it is
 the only one (that weight starts at 1: a reply to one number starts as that number), plus a
-weight per character times how often it occurs in the last message, less its mean count over
-the prompts trained on (``v = bias + sum_k x_k (w_place[k] + w_before[token] + w_after[token])
+weight per character (digits aside: they count as values) times how often it occurs in the last
+message, less its mean count over the prompts trained on (``v = bias + sum_k x_k (w_place[k] + w_before[token] + w_after[token])
 + sum_k d_k w_diff[k] + w_lone x_lone + sum_c (n_c - mean_c) w_tally[c]``). So "the first
 number", "the second minus the first", "twice the number after 'of'" or "how many vowels" is a
 few weights, and it holds for inputs never seen in training: nothing is learned per value. The
@@ -194,7 +194,7 @@ def mix_in_numbers(
     log-shares at ``temperature``, renormalised over the tokens the mask allows."""
     share = np.zeros(len(log_probs))
     number_probs: list[np.ndarray] = []
-    if not groups:  # most batches of most tasks: nothing to mix, nothing to copy
+    if not groups:  # no reply can still become an integer: nothing to mix
         return Mixture(log_probs, share, number_probs)
     out = log_probs.copy()
     for group, shares_of in zip(groups, shares):
