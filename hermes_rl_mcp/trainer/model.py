@@ -492,7 +492,7 @@ class PolicyModel:
         """(V,): how often each character occurs in ``content``, digits left at 0. The number path
         reads digits as the values of the numbers they spell; a count per digit would give it a
         weight per digit value, a table that holds only for the numbers it was trained on (with
-        one, a number the path had learned to answer was lost again late in some runs)."""
+        one, number answers held less well with the servers' lag: ``docs/design-notes.md``)."""
         tally = np.bincount(content, minlength=self.shape.vocab_size).astype(np.float64)
         tally[self._is_digit] = 0.0
         return tally
