@@ -488,7 +488,7 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     assert len(explored) == 8
     for sample in explored:
         assert sample.token_ids[-1] == END and sample.finish_reason == "stop"
-        assert TOK.decode(sample.token_ids) in {"Is", "47", "even", "or", "odd", "Say", "it"}
+        assert TOK.decode(sample.token_ids) in {"Is", "47", "even", "or", "odd", "Say", "it", "94"}  # 94: 47 + 47
         own = model.completion_logprobs(prompt, sample.token_ids, temperature=0.7)
         np.testing.assert_allclose(sample.logprobs, own, atol=1e-4)
     # a constraint keeps exploration to the allowed strings, under the same masks as sampling
@@ -518,12 +518,44 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     texts = [TOK.decode(s.token_ids) for s in explore(
         model, prompt, samples, share=1.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng
     )]
-    assert set(texts) <= phrases | {"Is", "47", "even", "or", "odd", "Say", "it"}
-    assert 16 <= sum(text in phrases for text in texts) <= 48  # about half of them
+    assert set(texts) <= phrases | {"Is", "47", "even", "or", "odd", "Say", "it", "94"}
+    assert 10 <= texts.count("94") <= 32  # a third of them: the prompt holds a number
+    assert 10 <= sum(text in phrases for text in texts) <= 32  # half of the rest
     # greedy decoding (evaluation) and a zero share never explore
     greedy = generate(model, prompt, n=2, max_tokens=5, temperature=0.0, rng=rng)
     assert explore(model, prompt, greedy, share=1.0, max_tokens=5, temperature=0.0, constraint=None, rng=rng) == greedy
     assert explore(model, prompt, sampled, share=0.0, max_tokens=5, temperature=1.0, constraint=None, rng=rng) == sampled
+
+
+def test_exploration_offers_sums_and_differences_of_the_prompts_numbers() -> None:
+    from hermes_rl_mcp.trainer.exploration import explore, prompt_sums
+
+    model = small_model(np.float32)
+
+    def sums(content: str, max_tokens: int = 5) -> list[str]:
+        prompt = TOK.generation_prompt([{"role": "user", "content": content}])
+        return [TOK.decode(s) for s in prompt_sums(model, prompt, max_tokens=max_tokens, constraint=None)]
+
+    assert sums("It costs 34 and I pay with 50. How much change?") == ["16", "68", "84", "100"]
+    assert sums("What is double 7?") == ["14"]
+    assert sums("Plural of box?") == []
+    assert sums("From 1961 to 1994?") == ["33"]  # the sums are past what the number path spells
+    assert sums("It costs 34 and I pay with 50.", max_tokens=3) == ["16", "68", "84"]  # 100 needs 4 tokens
+    # in a conversation, the opening message's numbers too
+    conversation = TOK.generation_prompt([
+        {"role": "user", "content": "Remember 12."}, {"role": "assistant", "content": "OK"},
+        {"role": "user", "content": "Add 5."},
+    ])
+    assert [TOK.decode(s) for s in prompt_sums(model, conversation, max_tokens=4, constraint=None)] == ["7", "10", "17", "24"]
+    # a constraint that allows no number leaves none to explore; a prompt without numbers explores words as before
+    prompt = TOK.generation_prompt([{"role": "user", "content": "Is 8 more than 3? yes or no"}])
+    rng = np.random.default_rng(1)
+    sampled = generate(model, prompt, n=64, max_tokens=4, temperature=1.0, rng=rng)
+    constraint = ChoiceConstraint(["yes", "no"], TOK)
+    texts = {TOK.decode(s.token_ids) for s in explore(
+        model, prompt, sampled, share=1.0, max_tokens=4, temperature=1.0, constraint=constraint, rng=rng
+    )}
+    assert texts <= {"yes", "no"}
 
 
 def test_answers_that_scored_above_their_group_are_kept_for_other_prompts() -> None:

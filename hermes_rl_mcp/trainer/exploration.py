@@ -3,7 +3,7 @@
 A policy trained from scratch finds an answer only by sampling it, and once it has settled on
 one answer for every prompt, a rival answer can sit tens of nats below it and is never sampled
 again: the groups where the rival was right then all score alike and teach nothing. So while a
-run trains, each sample is, with a small probability, replaced by one of two kinds of answer,
+run trains, each sample is, with a small probability, replaced by one of three kinds of answer,
 followed by the end token:
 
 * **words of the prompt**: many short text tasks answer with a word the prompt already holds
@@ -11,6 +11,12 @@ followed by the end token:
   reordered. Half the time one word, half the time two different words in either order
   (when two fit), from the prompt's last message (or the conversation's first, which often
   states the task), every candidate as likely as any other;
+* **sums and differences of the prompt's numbers**: many tasks answer with a number the prompt
+  does not hold but that two of its numbers make (a total, a difference, a double). Where the
+  prompt holds numbers, a third of these replacements are one such number, every candidate as
+  likely as any other: the number path's value starts at 0, or at the number itself, and an
+  answer dozens away from it is otherwise never sampled, so it never scores and nothing is
+  learned;
 * **an answer that scored on another prompt**: many tasks answer from a small set (labels,
   counts, small numbers) that the prompt need not hold. An answer that scored above its group
   once is offered to other prompts, so an answer the policy has stopped sampling for some
@@ -38,12 +44,16 @@ import numpy as np
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
 from hermes_rl_mcp.trainer.grpo import TokenBatch
 from hermes_rl_mcp.trainer.model import PolicyModel, first_message_bounds, last_message_bounds
+from hermes_rl_mcp.trainer.numbers import MAX_NUMBERS, NUMBER_RANGE
 from hermes_rl_mcp.trainer.sampling import Generation
 from hermes_rl_mcp.trainer.tokenizer import END
 
 # Of the samples replaced by the prompt's words, the share given two words rather than one
 # (when two fit): answers that join or reorder words of the prompt.
 PHRASE_SHARE = 0.5
+# Of those replacements, where the prompt holds numbers, the share given a sum or a difference
+# of two of them instead.
+SUM_SHARE = 1 / 3
 
 
 class ExploredTurns:
@@ -123,6 +133,24 @@ def prompt_phrases(model: PolicyModel, prompt: Sequence[int], max_tokens: int, c
     return _fitting(_pairs(model, _words(model, prompt)), max_tokens, constraint)
 
 
+def prompt_sums(model: PolicyModel, prompt: Sequence[int], max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
+    """The sums of two of the prompt's first numbers (words of digits, as ``prompt_words`` finds
+    them; a number with itself too, so its double) and the differences of two (the larger less
+    the smaller), each as token ids ending with the end token, that fit ``max_tokens`` and the
+    constraint."""
+    return _fitting(_sums(model, _words(model, prompt)), max_tokens, constraint)
+
+
+def _sums(model: PolicyModel, words: list[list[int]]) -> list[list[int]]:
+    tokenizer = model.tokenizer
+    texts = (tokenizer.decode(word) for word in words)
+    numbers = [int(text) for text in texts if text.isascii() and text.isdigit()][:MAX_NUMBERS]
+    found = {a + b for i, a in enumerate(numbers) for b in numbers[i:]}
+    found |= {abs(a - b) for i, a in enumerate(numbers) for b in numbers[i + 1 :]}
+    # only what the number path can spell: it is the part of the policy these teach
+    return [[*tokenizer.encode(str(n)), END] for n in sorted(found) if n <= NUMBER_RANGE]
+
+
 def _singles(words: list[list[int]]) -> list[list[int]]:
     return [[*word, END] for word in words]
 
@@ -183,9 +211,9 @@ def explore(
     rewarded: RewardedAnswers | None = None,
     rewarded_share: float = 0.0,
 ) -> list[Generation]:
-    """``samples`` with each one replaced, with probability ``share``, by prompt words, or else
-    with probability ``rewarded_share`` by an answer from ``rewarded`` (each replacement noted in
-    ``record``)."""
+    """``samples`` with each one replaced, with probability ``share``, by prompt words (or a sum
+    or difference of the prompt's numbers), or else with probability ``rewarded_share`` by an
+    answer from ``rewarded`` (each replacement noted in ``record``)."""
     if temperature <= 0 or not samples:
         return samples
     draws = rng.random(len(samples))
@@ -195,8 +223,12 @@ def explore(
         found = _words(model, prompt)  # read once for both kinds of candidate
         words = _fitting(_singles(found), max_tokens, constraint)
         phrases = _fitting(_pairs(model, found), max_tokens, constraint)
+        sums = _fitting(_sums(model, found), max_tokens, constraint)
         for index in np.flatnonzero(draws < share):
-            pool = phrases if phrases and rng.random() < PHRASE_SHARE else words
+            if sums and rng.random() < SUM_SHARE:
+                pool = sums
+            else:
+                pool = phrases if phrases and rng.random() < PHRASE_SHARE else words
             if pool:
                 chosen.append(int(index))
                 picks.append(pool[int(rng.integers(len(pool)))])
