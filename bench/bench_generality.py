@@ -1,15 +1,15 @@
-"""Does the local policy learn tasks it was not designed around? Thirty-one new tasks, default settings.
+"""Does the local policy learn tasks it was not designed around? Thirty-four new tasks, default settings.
 
     python bench/bench_generality.py [TASK ...] [--timeout 300] [--keep]
 
 The tasks live in ``bench/tasks/`` and are written against the public SDK only, as a new user
-would write them: string maps (uppercase, first_letters, plural), selection (pick_largest,
-longer_word, last_letter, middle_word), ordering (sort_letters, swap_words), counting
-(count_letter, word_count, vowel_count, word_length, list_length), classification with a
-free-text answer (parity) and through ``guided_choice`` (sentiment, has_letter, in_order,
+would write them: string maps (uppercase, first_letters, plural, repeat_word), selection
+(pick_largest, longer_word, last_letter, middle_word), ordering (sort_letters, swap_words),
+counting (count_letter, word_count, vowel_count, word_length, list_length), classification with
+a free-text answer (parity) and through ``guided_choice`` (sentiment, has_letter, in_order,
 bigger_number, is_palindrome), numbers computed from the prompt's (next_number, years_between,
-add_three, double_number, change_due, age_later, digit_sum), and multi-turn games
-(guess_number, remember_word, two_letters, running_total). Tasks were added in rounds, each written after the policy
+add_three, double_number, change_due, age_later, digit_sum, total_price, minutes_left), and
+multi-turn games (guess_number, remember_word, two_letters, running_total). Tasks were added in rounds, each written after the policy
 was last changed and first run as it stood; the README says which are still blind (no part of
 the policy was chosen by looking at them). Each run starts as the MCP server starts one (a control plane
 selects the task, makes no edits, and starts the resolved run document on the local profile),
@@ -46,6 +46,7 @@ TASKS = (
     "next_number", "years_between", "add_three", "running_total",
     "double_number", "change_due", "age_later",
     "list_length", "digit_sum", "plural",
+    "total_price", "minutes_left", "repeat_word",
 )
 BAR = 0.9
 MAX_WALL = 180.0
