@@ -127,6 +127,33 @@ def test_the_learner_shields_explored_turns_and_unlikely_tokens_from_negative_ad
     assert learner._shielded(batch, unlikely)[-1]
 
 
+def test_the_number_path_learns_from_the_integers_that_scored_above_their_group() -> None:
+    from hermes_rl_mcp.trainer.learner import rewarded_integers
+
+    prompt = TOK.generation_prompt([{"role": "user", "content": "A pen costs 41 and a cup costs 36. Both?"}])
+    other = TOK.generation_prompt([{"role": "user", "content": "A hat costs 7 and a bag costs 5. Both?"}])
+
+    def group(question: list[int], replies: list[str], scores: list[float]) -> dict:
+        encoded = [TOK.encode(r) + [END] for r in replies]
+        return {"tokens": [question + r for r in encoded], "masks": [[-100] * len(question) + r for r in encoded], "scores": scores}
+
+    groups = [group(prompt, ["77", "4", "seventy", "-3"], [1.0, 0.0, 1.0, 0.0]), group(other, ["12", "2000", "12"], [1.0, 1.0, 0.0])]
+    model = PolicyModel.initialise(TOK, hidden_size=8)
+    batch = flatten_groups(groups)
+    feats = model.features(batch.prompts, batch.generated)
+    found = rewarded_integers(batch, feats.prompt_of, TOK, batch.num_sequences)
+    # "seventy" scored but is no integer, and 2000 is past what the path spells; the others lost
+    assert found.value.tolist() == [77.0, 12.0]
+    assert found.prompt.tolist() == [0, 1] and (found.weight < 0).all()
+    # trained on them, the path's value moves from 0 to 77 and 12 (by their tokens alone it
+    # reached about 31 and -5 in these steps)
+    learner = Learner(model, TrainerConfig(explore_prompt_words=0.0))
+    for _ in range(60):
+        learner.step(groups)
+    values = model._prompt_values(model.features([prompt, other], [[], []]))
+    np.testing.assert_allclose(values, [77.0, 12.0], atol=3.0)
+
+
 def test_kl_penalty_pulls_towards_the_reference() -> None:
     logp = np.log(np.array([0.6, 0.2]))
     ref = np.log(np.array([0.3, 0.4]))

@@ -7,7 +7,7 @@ import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
 from hermes_rl_mcp.trainer.model import COMPARISONS, GAINS, REPEAT_STEP, STATISTICS, PolicyModel, ViewCache
-from hermes_rl_mcp.trainer.numbers import read_numbers
+from hermes_rl_mcp.trainer.numbers import RewardedIntegers, read_numbers
 from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, PAD, USER, CharTokenizer, ChatTemplateError
 
@@ -78,14 +78,18 @@ def test_log_likelihood_gradient_matches_finite_differences() -> None:
     feats = model.features(prompts, generated)
     temperature = 0.8
 
+    # integers that scored, which the number path's value is regressed on
+    rewarded = RewardedIntegers(np.array([0, 2, 3]), np.array([15.0, -6.0, 7.0]), np.array([-0.8, 0.5, -1.1]))
+
     def objective() -> float:
         logp, cache = model.token_logprobs(feats, targets, temperature)
         probs = cache.probs
         entropy = -(probs * np.log(np.where(probs > 0, probs, 1.0))).sum(axis=1)
-        return float(logp @ weights + entropy @ entropy_weights)
+        squares = -0.5 * (rewarded.value - model._prompt_values(feats)[rewarded.prompt]) ** 2
+        return float(logp @ weights + entropy @ entropy_weights + squares @ rewarded.weight)
 
     _, cache = model.token_logprobs(feats, targets, temperature)
-    grads = model.backward(cache, targets, weights, entropy_weights)
+    grads = model.backward(cache, targets, weights, entropy_weights, rewarded)
     rng = np.random.default_rng(0)
     checked = 0
     for name, array in model.params.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Sequence
 
@@ -11,7 +12,9 @@ from hermes_rl_mcp.trainer.adam import Adam
 from hermes_rl_mcp.trainer.exploration import ExploredTurns, RewardedAnswers
 from hermes_rl_mcp.trainer.grpo import TokenBatch, clipped_objective, flatten_groups
 from hermes_rl_mcp.trainer.model import PolicyModel
+from hermes_rl_mcp.trainer.numbers import NUMBER_RANGE, RewardedIntegers
 from hermes_rl_mcp.trainer.settings import TrainerConfig
+from hermes_rl_mcp.trainer.tokenizer import END, CharTokenizer
 
 # Weight of the entropy-floor bonus per position, beside advantages of about 1 per sequence:
 # enough to keep a position from becoming certain, too little to outweigh what scores teach.
@@ -29,6 +32,7 @@ UNLIKELY_LOGPROB = -7.0
 # Without it, a policy that had found a relation for held-out prompts lost it late in some runs
 # to a per-value shortcut (``docs/design-notes.md``).
 INPUT_DECAY = 1.0
+INTEGER = re.compile(r"-?[0-9]+")
 
 
 class Learner:
@@ -89,6 +93,7 @@ class Learner:
         if self.reference is not None:
             ref_logp, _ = self.reference.token_logprobs(feats, targets, cfg.temperature, allowed)
             ref_logp = ref_logp.astype(np.float64)
+        rewarded = rewarded_integers(batch, feats.prompt_of, self.model.tokenizer, sequences)
         metrics: dict[str, float] = {}
         for done in range(cfg.passes_per_batch):
             logp, cache = self.model.token_logprobs(feats, targets, cfg.temperature, allowed)
@@ -112,7 +117,7 @@ class Learner:
                 below = _entropies(cache.probs) < cfg.entropy_floor
                 bonus = np.where(below, -ENTROPY_FLOOR_WEIGHT / sequences, 0.0).astype(self.model.dtype)
                 entropy_weight = bonus if entropy_weight is None else entropy_weight + bonus
-            grads = self.model.backward(cache, targets, result.dlogp.astype(self.model.dtype), entropy_weight)
+            grads = self.model.backward(cache, targets, result.dlogp.astype(self.model.dtype), entropy_weight, rewarded)
             grad_norm = self.optimizer.step(self.model.params, grads, self.model.step_scales(feats))
             if done == 0:
                 metrics = {
@@ -138,6 +143,28 @@ class Learner:
             explored_turns = np.fromiter((self.explored.holds(*turn) for turn in batch.turns), dtype=bool, count=len(batch.turns))
             shielded |= explored_turns[np.asarray(batch.turn_of, dtype=np.int64)]
         return shielded
+
+
+def rewarded_integers(batch: TokenBatch, prompt_of: np.ndarray, tokenizer: CharTokenizer, normalizer: int) -> RewardedIntegers:
+    """The batch's turns that are a whole integer the number path can spell and whose sequence
+    scored above its group, each weighted by its advantage as a sample's log-likelihood is.
+
+    The number path's value is regressed on these (``PolicyModel.backward``), whichever part of
+    the policy wrote them, besides the policy gradient each of their tokens gets. Replies that
+    scored below their group add nothing: a wrong answer says where the value is not, not where
+    it is, and the path's samples near a wrong value already teach it through their tokens."""
+    first_rows: dict[int, int] = {}
+    for row, turn in enumerate(batch.turn_of):
+        first_rows.setdefault(turn, row)
+    prompts, values, weights = [], [], []
+    for turn, row in first_rows.items():
+        advantage = batch.sequence_advantages[batch.sequence_index[row]]
+        text = tokenizer.decode([token for token in batch.turns[turn][1] if token != END])
+        if advantage > 0 and INTEGER.fullmatch(text) and abs(int(text)) <= NUMBER_RANGE:
+            prompts.append(int(prompt_of[row]))
+            values.append(float(int(text)))
+            weights.append(-advantage / normalizer)
+    return RewardedIntegers(np.asarray(prompts, dtype=np.int64), np.asarray(values), np.asarray(weights))
 
 
 def _mean_entropy(probs: np.ndarray) -> float:

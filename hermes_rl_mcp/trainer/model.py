@@ -70,8 +70,8 @@ from typing import Sequence
 import numpy as np
 
 from hermes_rl_mcp.trainer.numbers import (
-    MAX_NUMBERS, LogShares, NumberGroup, integer_spelling, mix_in_numbers, neighbour_differences, number_log_shares,
-    read_numbers, step_scales,
+    MAX_NUMBERS, LogShares, NumberGroup, RewardedIntegers, integer_spelling, mix_in_numbers, neighbour_differences,
+    number_log_shares, read_numbers, step_scales,
 )
 from hermes_rl_mcp.trainer.tokenizer import END, PAD, ROLE_TOKENS, CharTokenizer
 
@@ -787,7 +787,11 @@ class PolicyModel:
         return float(GAINS["N_spread"] * self.params["N_spread"][0])
 
     def _number_value(self, feats: Features) -> np.ndarray:
-        """(N,): the value each position's prompt gives its numbers: a bias plus each number
+        """(N,): the value of each position's prompt (``_prompt_values``)."""
+        return self._prompt_values(feats)[feats.prompt_of]
+
+    def _prompt_values(self, feats: Features) -> np.ndarray:
+        """(P,): the value each prompt gives its numbers: a bias plus each number
         times a weight for its place, the token before it and the token after it, plus the last
         message's differences of neighbouring numbers, its lone number and its count of each
         character less that character's mean count (``observe``), each times a weight."""
@@ -798,8 +802,7 @@ class PolicyModel:
         per_prompt = GAINS["N_bias"] * p["N_bias"][0] + (feats.numbers * weight).sum(axis=1)
         per_prompt = per_prompt + feats.number_diffs @ (GAINS["N_diff"] * p["N_diff"])
         per_prompt = per_prompt + feats.lone_number * (GAINS["N_lone"] * p["N_lone"][0])
-        per_prompt = per_prompt + self._centred_tally(feats) @ (GAINS["N_tally"] * p["N_tally"])
-        return per_prompt[feats.prompt_of]
+        return per_prompt + self._centred_tally(feats) @ (GAINS["N_tally"] * p["N_tally"])
 
     def _centred_tally(self, feats: Features) -> np.ndarray:
         """(P, V): each prompt's count of each character, less the mean over the prompts trained on."""
@@ -903,10 +906,18 @@ class PolicyModel:
         return cache.log_probs[np.arange(len(targets)), targets], cache
 
     def backward(
-        self, cache: ForwardCache, targets: np.ndarray, dlogp: np.ndarray, entropy_weight: np.ndarray | None = None
+        self, cache: ForwardCache, targets: np.ndarray, dlogp: np.ndarray, entropy_weight: np.ndarray | None = None,
+        rewarded: RewardedIntegers | None = None,
     ) -> Params:
         """Gradient of ``sum_i dlogp[i] * log p(targets[i]) + entropy_weight[i] * H(p_i)`` with
-        respect to every parameter (H the entropy of position i's next-token distribution)."""
+        respect to every parameter (H the entropy of position i's next-token distribution), plus,
+        with ``rewarded``, ``-sum_k weight[k] * (value[k] - v_k)^2 / 2``, v_k the number path's
+        value for prompt ``prompt[k]``: a least-squares regression of the value on the integers
+        that scored. Token by token the path learns only what it wrote, and from a value near 0
+        it writes the first digit of 77 as the whole of 7, so the value settled near a tenth of
+        the answers and the text policy wrote the rest. The regression's pull grows with the
+        distance, not with the spread, so once the value is near, the tokens' gradients (which
+        grow as the spread narrows) decide."""
         p = self.params
         feats = cache.features
         n = len(targets)
@@ -953,7 +964,7 @@ class PolicyModel:
         grads["P_key"] = GAINS["P_key"] * dwanted.sum(axis=0)
         grads["Q_key"] = GAINS["Q_key"] * (cache.hidden.T @ dwanted)
         grads["Q_pos"] = GAINS["Q_pos"] * (cache.hidden.T @ dscores[:, :-1])
-        grads.update(self._number_backward(cache, targets, dlogp, entropy_weight))
+        grads.update(self._number_backward(cache, targets, dlogp, entropy_weight, rewarded))
         dhidden = dlogits @ p["W2"].T
         dhidden += dscores[:, :-1] @ (GAINS["Q_pos"] * p["Q_pos"]).T + dwanted @ (GAINS["Q_key"] * p["Q_key"]).T
         dpre = dhidden * (cache.pre > 0)
@@ -971,7 +982,8 @@ class PolicyModel:
         return {k: g.astype(p[k].dtype, copy=False) for k, g in grads.items()}
 
     def _number_backward(
-        self, cache: ForwardCache, targets: np.ndarray, dlogp: np.ndarray, entropy_weight: np.ndarray | None
+        self, cache: ForwardCache, targets: np.ndarray, dlogp: np.ndarray, entropy_weight: np.ndarray | None,
+        rewarded: RewardedIntegers | None,
     ) -> Params:
         """The number path's gradients (see ``backward``, ``_number_value`` and ``numbers.py``)."""
         feats, v = cache.features, self.shape.vocab_size
@@ -1004,6 +1016,9 @@ class PolicyModel:
         mixed = cache.number_mix
         dmix_logit = GAINS["N_mix"] * mixed * (1.0 - mixed) * dmix
         dprompt = _rows_sum(feats.prompt_of, dvalue, (len(feats.numbers),))
+        if rewarded is not None and len(rewarded.prompt):
+            values = self._prompt_values(feats)[rewarded.prompt]
+            dprompt += _rows_sum(rewarded.prompt, rewarded.weight * (rewarded.value - values), dprompt.shape)
         dweight = dprompt[:, None] * feats.numbers  # (P, NUMBER_SLOTS): per number's weight
         place, before, after = (feats.number_context[..., i].ravel() for i in range(3))
         return {

@@ -170,6 +170,18 @@ def number_log_shares(groups: list[NumberGroup], value: np.ndarray, log_spread: 
     return out
 
 
+@dataclass(frozen=True)
+class RewardedIntegers:
+    """Replies that were whole integers and scored above their group, which the path's value is
+    regressed on (``PolicyModel.backward``): the prompt each answered (an index into the batch's
+    ``Features``), the integer, and its weight in the loss (negative: the loss falls as the value
+    nears the integer)."""
+
+    prompt: np.ndarray
+    value: np.ndarray
+    weight: np.ndarray
+
+
 @lru_cache(maxsize=4)
 def integer_spelling(tokenizer: CharTokenizer) -> IntegerSpelling:
     """One table per tokenizer, shared by a model and its copies."""
