@@ -562,6 +562,23 @@ def test_exploration_offers_sums_and_differences_of_the_prompts_numbers() -> Non
     assert texts <= {"yes", "no"}
 
 
+def test_a_number_path_that_is_all_but_certain_leaves_other_replies_a_finite_logprob() -> None:
+    """Once the path's share rounds to 1, a word the policy would not write (an explored one)
+    still has a finite logprob: the policy server reports it in JSON, which has no -inf."""
+    from hermes_rl_mcp.trainer.exploration import explore
+
+    model = small_model(np.float64)
+    model.params["N_mix"][:] = 50.0 / GAINS["N_mix"]  # a share of 1 - 2e-22: 1.0 in floating point
+    prompt = TOK.generation_prompt([{"role": "user", "content": "It costs 34 and I pay with 50."}])
+    for word in ("It", "pay", "16"):
+        logprobs = model.completion_logprobs(prompt, TOK.encode(word) + [END])
+        assert np.isfinite(logprobs).all(), (word, logprobs)
+    rng = np.random.default_rng(2)
+    sampled = generate(model, prompt, n=16, max_tokens=4, temperature=1.0, rng=rng)
+    explored = explore(model, prompt, sampled, share=1.0, max_tokens=4, temperature=1.0, constraint=None, rng=rng)
+    assert all(np.isfinite(s.logprobs).all() for s in [*sampled, *explored])
+
+
 def test_answers_that_scored_above_their_group_are_kept_for_other_prompts() -> None:
     from hermes_rl_mcp.sdk.env_types import PROMPT_MASK
     from hermes_rl_mcp.trainer.exploration import RewardedAnswers

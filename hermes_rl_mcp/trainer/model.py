@@ -48,7 +48,9 @@ views of its context, each a bias that helps short text tasks in general:
   over the integers around that value, spelled out token by token, mixed into the next token
   with a learned share per step. So "the sum", "the difference" or "the first number plus the
   second" is a few weights that hold for numbers never seen in training, and so is "how many
-  of these characters" (vowels, spaces between words, commas between items).
+  of these characters" (vowels, spaces between words, commas between items). Besides its
+  tokens' gradients, the value is regressed on the integer replies that scored above their
+  group (``backward``'s ``rewarded``).
 
 The sparse views are summed into one ReLU hidden layer (an embedding bag: a linear layer on
 one-hot inputs) that produces generation logits; a per-step output bias learns answer lengths.
@@ -771,17 +773,14 @@ class PolicyModel:
         # and a sample's reported logprob both need.
         text_log_probs = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
         number_shares = number_log_shares(feats.number_groups, self._number_value(feats), self._number_log_spread())
-        mixture = mix_in_numbers(text_log_probs, feats.number_groups, number_shares, self._number_mix(feats.step), temperature)
+        mix_logit = GAINS["N_mix"] * self.params["N_mix"][feats.step]
+        mixture = mix_in_numbers(text_log_probs, feats.number_groups, number_shares, mix_logit, temperature)
         text_probs = np.exp(text_log_probs)
         probs = np.exp(mixture.log_probs) if feats.number_groups else text_probs
         return ForwardCache(
             feats, pre, hidden, attention, by_count, attended, copy_map, copied, gate, pointer_gain, text_probs,
             number_shares, mixture.share, mixture.number_probs, probs, mixture.log_probs, temperature,
         )
-
-    def _number_mix(self, step: np.ndarray) -> np.ndarray:
-        """(N,): the number path's share of each position's next token, where it applies."""
-        return 1.0 / (1.0 + np.exp(-GAINS["N_mix"] * self.params["N_mix"][step]))
 
     def _number_log_spread(self) -> float:
         return float(GAINS["N_spread"] * self.params["N_spread"][0])

@@ -200,11 +200,15 @@ class Mixture:
 
 
 def mix_in_numbers(
-    log_probs: np.ndarray, groups: list[NumberGroup], shares: list[LogShares], mix: np.ndarray, temperature: float
+    log_probs: np.ndarray, groups: list[NumberGroup], shares: list[LogShares], mix_logit: np.ndarray, temperature: float
 ) -> Mixture:
     """Each row of a group draws its next token from the text policy (``log_probs``, already
-    masked) with probability ``1 - mix[row]`` and from the number path with ``mix[row]``: the
-    log-shares at ``temperature``, renormalised over the tokens the mask allows."""
+    masked) with probability ``1 - mix`` and from the number path with ``mix = sigmoid(mix_logit[row])``:
+    the log-shares at ``temperature``, renormalised over the tokens the mask allows. The logs of
+    ``mix`` and ``1 - mix`` are taken from the logit: once the path is all but certain, ``mix``
+    rounds to 1, and ``log(1 - mix)`` would make every other token's logprob -inf (an explored
+    word's among them, which a JSON response cannot carry)."""
+    mix = np.exp(-np.logaddexp(0.0, -mix_logit))  # the sigmoid, without overflow
     share = np.zeros(len(log_probs))
     number_probs: list[np.ndarray] = []
     if not groups:  # no reply can still become an integer: nothing to mix
@@ -219,9 +223,10 @@ def mix_in_numbers(
         probs = np.exp(logits - top)
         probs /= np.maximum(probs.sum(axis=1, keepdims=True), 1e-300)
         number_probs.append(probs)
-        weight = np.where(applies, mix[rows], 0.0)
-        share[rows] = weight
+        share[rows] = np.where(applies, mix[rows], 0.0)
+        log_rest = np.where(applies, -np.logaddexp(0.0, mix_logit[rows]), 0.0)  # log(1 - mix), 0 where not mixed
+        log_mix = np.where(applies, -np.logaddexp(0.0, -mix_logit[rows]), -np.inf)
         with np.errstate(divide="ignore"):
-            out[rows] += np.log1p(-weight)[:, None]
-            out[rows[:, None], tokens[None, :]] = np.logaddexp(out[rows[:, None], tokens[None, :]], np.log(weight)[:, None] + np.log(probs))
+            out[rows] += log_rest[:, None]
+            out[rows[:, None], tokens[None, :]] = np.logaddexp(out[rows[:, None], tokens[None, :]], log_mix[:, None] + np.log(probs))
     return Mixture(out, share, number_probs)
