@@ -551,7 +551,7 @@ def test_exploration_offers_sums_and_differences_of_the_prompts_numbers() -> Non
         {"role": "user", "content": "Add 5."},
     ])
     assert [TOK.decode(s) for s in prompt_sums(model, conversation, max_tokens=4, constraint=None)] == ["7", "10", "17", "24"]
-    # a constraint that allows no number leaves none to explore; a prompt without numbers explores words as before
+    # under a constraint that allows no number, no sum is offered: only the allowed words
     prompt = TOK.generation_prompt([{"role": "user", "content": "Is 8 more than 3? yes or no"}])
     rng = np.random.default_rng(1)
     sampled = generate(model, prompt, n=64, max_tokens=4, temperature=1.0, rng=rng)

@@ -208,7 +208,7 @@ def mix_in_numbers(
     ``mix`` and ``1 - mix`` are taken from the logit: once the path is all but certain, ``mix``
     rounds to 1, and ``log(1 - mix)`` would make every other token's logprob -inf (an explored
     word's among them, which a JSON response cannot carry)."""
-    mix = np.exp(-np.logaddexp(0.0, -mix_logit))  # the sigmoid, without overflow
+    log_mix, log_rest = -np.logaddexp(0.0, -mix_logit), -np.logaddexp(0.0, mix_logit)  # log-sigmoids
     share = np.zeros(len(log_probs))
     number_probs: list[np.ndarray] = []
     if not groups:  # no reply can still become an integer: nothing to mix
@@ -223,10 +223,9 @@ def mix_in_numbers(
         probs = np.exp(logits - top)
         probs /= np.maximum(probs.sum(axis=1, keepdims=True), 1e-300)
         number_probs.append(probs)
-        share[rows] = np.where(applies, mix[rows], 0.0)
-        log_rest = np.where(applies, -np.logaddexp(0.0, mix_logit[rows]), 0.0)  # log(1 - mix), 0 where not mixed
-        log_mix = np.where(applies, -np.logaddexp(0.0, -mix_logit[rows]), -np.inf)
-        with np.errstate(divide="ignore"):
-            out[rows] += log_rest[:, None]
-            out[rows[:, None], tokens[None, :]] = np.logaddexp(out[rows[:, None], tokens[None, :]], log_mix[:, None] + np.log(probs))
+        share[rows] = np.where(applies, np.exp(log_mix[rows]), 0.0)
+        with np.errstate(divide="ignore"):  # where the path is not mixed in, the text policy keeps every token
+            out[rows] += np.where(applies, log_rest[rows], 0.0)[:, None]
+            mixed_in = np.where(applies, log_mix[rows], -np.inf)[:, None] + np.log(probs)
+            out[rows[:, None], tokens[None, :]] = np.logaddexp(out[rows[:, None], tokens[None, :]], mixed_in)
     return Mixture(out, share, number_probs)
