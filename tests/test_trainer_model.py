@@ -514,10 +514,12 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     ])
     words = [TOK.decode(w) for w in prompt_words(model, conversation, max_tokens=9, constraint=None)]
     assert words == ["Remember", "plum", "Say", "OK", "Which", "fruit"]
-    # two different words in either order, when they fit: answers that join or reorder the prompt's
+    # two words in either order, or one word twice, when they fit: answers that join, reorder
+    # or repeat the prompt's words
     phrases = {TOK.decode(w) for w in prompt_phrases(model, prompt, max_tokens=6, constraint=None)}
     short = ("Is", "47", "or", "it")  # two of them and a space and the end token fit 6 tokens
-    assert phrases == {f"{a} {b}" for a in short for b in short if a != b}
+    assert phrases == {f"{a} {b}" for a in short for b in short}
+    assert "it it" in phrases and "Is it" in phrases and "it Is" in phrases
     samples = generate(model, prompt, n=64, max_tokens=6, temperature=1.0, rng=rng)
     texts = [TOK.decode(s.token_ids) for s in explore(
         model, prompt, samples, share=1.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng

@@ -8,9 +8,9 @@ followed by the end token:
 
 * **words of the prompt**: many short text tasks answer with a word the prompt already holds
   (a label it offers, a name or number it mentions), or with two of its words joined or
-  reordered. Half the time one word, half the time two different words in either order
-  (when two fit), from the prompt's last message (or the conversation's first, which often
-  states the task), every candidate as likely as any other;
+  reordered. Half the time one word, half the time two words in either order, or one word
+  twice (when two fit), from the prompt's last message (or the conversation's first, which
+  often states the task), every candidate as likely as any other;
 * **sums and differences of the prompt's numbers**: many tasks answer with a number the prompt
   does not hold but that two of its numbers make (a total, a difference, a double). Where the
   prompt holds numbers, a third of these replacements are one such number, every candidate as
@@ -127,9 +127,9 @@ def prompt_words(model: PolicyModel, prompt: Sequence[int], max_tokens: int, con
 
 
 def prompt_phrases(model: PolicyModel, prompt: Sequence[int], max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
-    """Two different words of the prompt (as ``prompt_words`` finds them), in either order and
-    separated by a space, each as token ids ending with the end token, that fit ``max_tokens``
-    and the constraint."""
+    """Two words of the prompt (as ``prompt_words`` finds them), in either order, or one word
+    twice, separated by a space, each as token ids ending with the end token, that fit
+    ``max_tokens`` and the constraint."""
     return _fitting(_pairs(model, _words(model, prompt)), max_tokens, constraint)
 
 
@@ -157,7 +157,7 @@ def _singles(words: list[list[int]]) -> list[list[int]]:
 
 def _pairs(model: PolicyModel, words: list[list[int]]) -> list[list[int]]:
     space = model.tokenizer.encode(" ")
-    return [[*a, *space, *b, END] for a in words for b in words if a != b]
+    return [[*a, *space, *b, END] for a in words for b in words]
 
 
 def _words(model: PolicyModel, prompt: Sequence[int]) -> list[list[int]]:
