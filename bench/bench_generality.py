@@ -47,6 +47,7 @@ TASKS = (
     "double_number", "change_due", "age_later",
     "list_length", "digit_sum", "plural",
     "total_price", "minutes_left", "repeat_word",
+    "shift_letters", "largest_number", "reverse_words", "recall_parity",
 )
 BAR = 0.9
 MAX_WALL = 180.0
