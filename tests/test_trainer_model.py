@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
-from hermes_rl_mcp.trainer.model import COMPARISONS, GAINS, REPEAT_STEP, STATISTICS, PolicyModel, ViewCache
+from hermes_rl_mcp.trainer.model import BIAS_INPUT, COMPARISONS, GAINS, REPEAT_STEP, STATISTICS, PolicyModel, ViewCache
 from hermes_rl_mcp.trainer.numbers import RewardedIntegers, read_numbers
 from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, PAD, USER, CharTokenizer, ChatTemplateError
@@ -36,6 +36,8 @@ def small_model(dtype: type = np.float64, seed: int = 1) -> PolicyModel:
     # the number path's spread is an exponential: the same shift could make it tiny, and logits
     # of -1e5 leave finite differences at the mercy of rounding
     model.params["N_spread"][:] = np.log(3.0) / GAINS["N_spread"]
+    # the bias enters the value times BIAS_INPUT: the same shift would put the value tens away
+    model.params["N_bias"] /= BIAS_INPUT
     return model
 
 
@@ -441,7 +443,7 @@ def test_the_number_path_counts_characters_against_the_prompts_trained_on() -> N
     # value = mean vowels of the words seen + each vowel counted against its mean: the count
     for vowel in "aeiou":
         p["N_tally"][TOK.encode(vowel)[0]] = 1.0 / GAINS["N_tally"]
-    p["N_bias"][0] = 1.75 / GAINS["N_bias"]
+    p["N_bias"][0] = 1.75 / (GAINS["N_bias"] * BIAS_INPUT)
     p["N_spread"][:] = np.log(0.3) / GAINS["N_spread"]
     p["N_mix"][:] = np.log(0.999 / 0.001) / GAINS["N_mix"]
     for word, count in (("queue", "4"), ("rhythm", "0"), ("banana", "3")):
@@ -474,7 +476,8 @@ def test_value_weights_on_large_numbers_take_small_steps_and_steps_shrink_as_the
     assert wide["N_place"][2] == 0.0 and wide["N_before"][TOK.encode("+")[0]] == 0.0  # no input this batch: no step
     model.params["N_spread"][:] = np.log(0.25) / GAINS["N_spread"]
     settled = model.step_scales(digits)
-    assert settled["N_place"][0] == pytest.approx(10.0 * 0.25**2 / 7) and settled["N_bias"][0] == pytest.approx(10.0 * 0.25**2)
+    # the bias is a weight on a constant input of STEP_REFERENCE: its steps shrink as a number's do
+    assert settled["N_place"][0] == pytest.approx(10.0 * 0.25**2 / 7) and settled["N_bias"][0] == pytest.approx(0.25**2)
 
 
 def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own_logprobs() -> None:

@@ -72,8 +72,8 @@ from typing import Sequence
 import numpy as np
 
 from hermes_rl_mcp.trainer.numbers import (
-    MAX_NUMBERS, LogShares, NumberGroup, RewardedIntegers, integer_spelling, mix_in_numbers, neighbour_differences,
-    number_log_shares, read_numbers, step_scales,
+    MAX_NUMBERS, STEP_REFERENCE, LogShares, NumberGroup, RewardedIntegers, integer_spelling, mix_in_numbers,
+    neighbour_differences, number_log_shares, read_numbers, step_scales,
 )
 from hermes_rl_mcp.trainer.tokenizer import END, PAD, ROLE_TOKENS, CharTokenizer
 
@@ -110,6 +110,11 @@ REPEAT_STEP = 2.0
 NUMBER_SPREAD_PRIOR = 8.0
 NUMBER_MIX_PRIOR = 0.25  # the number path's share of the next token where it applies, at first
 NUMBER_SLOTS = 2 * MAX_NUMBERS  # the last message's numbers, then the opening message's
+# The number path's bias is a weight on this constant input, not on 1: a step then moves the
+# value as far as a step of a weight on a number of ``STEP_REFERENCE`` or more does. On 1, the
+# bias moved the value 0.09 per batch at most, and an answer that is a constant less a number
+# (60 less the minutes) needed about 700 batches to reach its constant.
+BIAS_INPUT = STEP_REFERENCE
 # The hidden layer reads, for each number after the first of the last message and of a
 # conversation's opening message, whether it is above (+1) or below (-1) the one before it:
 # which of two numbers is larger is then one input, for numbers of any length wherever they
@@ -798,7 +803,7 @@ class PolicyModel:
         place, before, after = (feats.number_context[..., i] for i in range(3))
         weight = GAINS["N_place"] * p["N_place"][place] + GAINS["N_before"] * p["N_before"][before]
         weight = weight + GAINS["N_after"] * p["N_after"][after]
-        per_prompt = GAINS["N_bias"] * p["N_bias"][0] + (feats.numbers * weight).sum(axis=1)
+        per_prompt = BIAS_INPUT * GAINS["N_bias"] * p["N_bias"][0] + (feats.numbers * weight).sum(axis=1)
         per_prompt = per_prompt + feats.number_diffs @ (GAINS["N_diff"] * p["N_diff"])
         per_prompt = per_prompt + feats.lone_number * (GAINS["N_lone"] * p["N_lone"][0])
         return per_prompt + self._centred_tally(feats) @ (GAINS["N_tally"] * p["N_tally"])
@@ -828,7 +833,7 @@ class PolicyModel:
         varies = feats.repeats.max(axis=0, initial=0.0) > feats.repeats.min(axis=0, initial=1.0)
         return {
             "U_same": np.where(varies, REPEAT_STEP, 1.0)[:, None],
-            "N_bias": step_scales(np.ones(len(diffs)), one_weight, 1, spread),
+            "N_bias": step_scales(np.full(len(diffs), BIAS_INPUT), one_weight, 1, spread),
             "N_place": step_scales(x, place, NUMBER_SLOTS, spread),
             "N_before": step_scales(x, before, v, spread),
             "N_after": step_scales(x, after, v, spread),
@@ -1023,7 +1028,7 @@ class PolicyModel:
         return {
             "N_mix": _rows_sum(feats.step, dmix_logit, self.params["N_mix"].shape),
             "N_spread": np.asarray([GAINS["N_spread"] * dspread]),
-            "N_bias": np.asarray([GAINS["N_bias"] * dprompt.sum()]),
+            "N_bias": np.asarray([BIAS_INPUT * GAINS["N_bias"] * dprompt.sum()]),
             "N_diff": GAINS["N_diff"] * (dprompt @ feats.number_diffs),
             "N_lone": np.asarray([GAINS["N_lone"] * (dprompt @ feats.lone_number)]),
             "N_tally": GAINS["N_tally"] * (dprompt @ self._centred_tally(feats)),
