@@ -331,7 +331,7 @@ def test_the_inputs_say_whether_neighbouring_characters_go_up_or_down() -> None:
     assert rises("kdb")[1][:3] == [-1, -1, 0]
 
 
-def test_the_inputs_say_which_of_two_neighbouring_numbers_is_larger() -> None:
+def test_the_inputs_say_which_of_every_two_numbers_is_larger() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
     s = model.shape
     start = s.window + 2 * s.message_slots + s.neighbour_pairs  # after the digit values and the rises
@@ -343,11 +343,13 @@ def test_the_inputs_say_which_of_two_neighbouring_numbers_is_larger() -> None:
         half = COMPARISONS // 2
         return dense[:half].tolist(), dense[half:].tolist()
 
-    assert comparisons("Is 7 more than 1250, or 93?")[0] == [1, -1, 0]  # by value, not by digits or length
-    assert comparisons("Only 40 here.") == ([0, 0, 0], [0, 0, 0])
+    # pairs (1st, 2nd), (1st, 3rd), (1st, 4th), (2nd, 3rd), (2nd, 4th), (3rd, 4th)
+    assert comparisons("Is 7 more than 1250, or 93?")[0] == [1, 1, 0, -1, 0, 0]  # by value, not by digits or length
+    assert comparisons("Which is largest: 412, 87, 305?")[0] == [-1, -1, 0, 1, 0, 0]  # the first, from every pair
+    assert comparisons("Only 40 here.") == ([0] * 6, [0] * 6)
     # in a conversation, the opening message's numbers are compared too
-    assert comparisons("Walk from 5 to 2.", "L", "Now at 4; goal 2.") == ([-1, 0, 0], [-1, 0, 0])
-    assert comparisons("Walk from 5 to 2.", "L", "Now at 1; goal 2.") == ([1, 0, 0], [-1, 0, 0])
+    assert comparisons("Walk from 5 to 2.", "L", "Now at 4; goal 2.") == ([-1, 0, 0, 0, 0, 0], [-1, 0, 0, 0, 0, 0])
+    assert comparisons("Walk from 5 to 2.", "L", "Now at 1; goal 2.") == ([1, 0, 0, 0, 0, 0], [-1, 0, 0, 0, 0, 0])
 
 
 def test_the_pointer_knows_which_letter_of_a_word_comes_next_in_order() -> None:

@@ -9,9 +9,9 @@ views of its context, each a bias that helps short text tasks in general:
   up in one view or the other. In a conversation, the first ``message_slots`` characters of its
   first message too (what it was opened with, often the task), however far back it lies;
 * **numbers as values**: every digit in those slots also enters as its value along a direction
-  learned per slot, so comparing or combining digits is linear; and for each number of the last
-  message and of a conversation's opening after its first, whether it is above or below the one
-  before it, so which of two numbers is larger is one input whatever their length or place;
+  learned per slot, so comparing or combining digits is linear; and for every pair of numbers
+  of the last message and of a conversation's opening, whether the second is above or below the
+  first, so which of two numbers is larger is one input whatever their length or place;
 * **repeats**: for every pair of window slots, whether they hold the same character, so "is
   this letter in that word" or "the same word again" is a sum of inputs, not a search;
 * **rises**: for every two neighbouring characters of each view, whether the second comes
@@ -72,8 +72,8 @@ from typing import Sequence
 import numpy as np
 
 from hermes_rl_mcp.trainer.numbers import (
-    MAX_NUMBERS, STEP_REFERENCE, LogShares, NumberGroup, RewardedIntegers, integer_spelling, mix_in_numbers,
-    neighbour_differences, number_log_shares, read_numbers, step_scales,
+    MAX_NUMBERS, NUMBER_PAIRS, STEP_REFERENCE, LogShares, NumberGroup, RewardedIntegers, integer_spelling,
+    mix_in_numbers, neighbour_differences, number_log_shares, pair_comparisons, read_numbers, step_scales,
 )
 from hermes_rl_mcp.trainer.tokenizer import END, PAD, ROLE_TOKENS, CharTokenizer
 
@@ -115,12 +115,14 @@ NUMBER_SLOTS = 2 * MAX_NUMBERS  # the last message's numbers, then the opening m
 # bias moved the value 0.09 per batch at most, and an answer that is a constant less a number
 # (60 less the minutes) needed about 700 batches to reach its constant.
 BIAS_INPUT = STEP_REFERENCE
-# The hidden layer reads, for each number after the first of the last message and of a
-# conversation's opening message, whether it is above (+1) or below (-1) the one before it:
-# which of two numbers is larger is then one input, for numbers of any length wherever they
-# stand, not a relation learned between digit slots (a value never seen in training at a slot
-# has one-hot rows that hold nothing but their random start, fading: ``learner.INPUT_DECAY``).
-COMPARISONS = 2 * (MAX_NUMBERS - 1)
+# The hidden layer reads, for every pair of the last message's numbers and of a conversation's
+# opening message's, whether the second is above (+1) or below (-1) the first: which of two
+# numbers is larger is then one input, for numbers of any length wherever they stand, not a
+# relation learned between digit slots (a value never seen in training at a slot has one-hot
+# rows that hold nothing but their random start, fading: ``learner.INPUT_DECAY``). Every pair,
+# not only neighbours: the largest of three is not known from two neighbouring comparisons
+# when the middle one is the smallest.
+COMPARISONS = 2 * len(NUMBER_PAIRS)
 # Arrays kept with the parameters (checkpointed and copied with them) that no gradient moves:
 # the mean tally of the prompts trained on, and how many prompts that mean is over (``observe``).
 STATISTICS = ("N_tally_mean", "N_tally_seen")
@@ -225,7 +227,7 @@ class PromptView:
     number_count: int  # numbers in the last message
     number_diffs: np.ndarray  # (MAX_NUMBERS - 1,) float: the last message's numbers minus the one before each
     lone_number: float  # the last message's number where it holds only one, else 0
-    comparisons: np.ndarray  # (COMPARISONS,) float: +1 / -1 where a number is above / below the one before it
+    comparisons: np.ndarray  # (COMPARISONS,) float: +1 / -1 where a pair's second number is above / below its first
     tally: np.ndarray  # (V,) float: how often each token but the digits occurs in the last message
 
 
@@ -482,7 +484,9 @@ class PolicyModel:
         content = tokens[start:stop]
         numbers, number_context, number_count, opening_count = self._numbers(content, tokens[first_start:first_stop])
         number_diffs = neighbour_differences(numbers, number_count)
-        comparisons = np.sign(np.concatenate([number_diffs, neighbour_differences(numbers[MAX_NUMBERS:], opening_count)]))
+        comparisons = np.concatenate(
+            [pair_comparisons(numbers[:MAX_NUMBERS], number_count), pair_comparisons(numbers[MAX_NUMBERS:], opening_count)]
+        )
         tail = np.full(END_SLOT_TAIL, PAD, dtype=np.int64)  # the last message's last tokens, last first
         tail[: min(END_SLOT_TAIL, len(content))] = content[::-1][:END_SLOT_TAIL]
         rises = np.concatenate(  # the window reads backwards: slot d + 1 comes before slot d

@@ -105,6 +105,19 @@ def neighbour_differences(values: np.ndarray, count: int) -> np.ndarray:
     return out
 
 
+# Every pair of a message's numbers (first, second), in reading order.
+NUMBER_PAIRS = tuple((i, j) for i in range(MAX_NUMBERS) for j in range(i + 1, MAX_NUMBERS))
+
+
+def pair_comparisons(values: np.ndarray, count: int) -> np.ndarray:
+    """(len(NUMBER_PAIRS),): for every pair of a message's first ``count`` numbers (``values``,
+    as ``read_numbers`` gives them), +1 where the second is above the first, -1 where below, 0
+    where they are equal or a number is missing."""
+    first, second = (np.asarray(side) for side in zip(*NUMBER_PAIRS))
+    present = second < min(count, MAX_NUMBERS)
+    return np.where(present, np.sign(values[second] - values[first]), 0.0)
+
+
 def step_scales(inputs: np.ndarray, weight_of: np.ndarray, size: int, spread: float) -> np.ndarray:
     """(size,): how much of Adam's step each of ``size`` value weights takes, given the inputs it
     multiplied in this batch (``inputs[i]`` for weight ``weight_of[i]``) and the path's spread.
