@@ -80,8 +80,12 @@ def test_log_likelihood_gradient_matches_finite_differences() -> None:
     feats = model.features(prompts, generated)
     temperature = 0.8
 
-    # integers that scored, which the number path's value is regressed on
-    rewarded = RewardedIntegers(np.array([0, 2, 3]), np.array([15.0, -6.0, 7.0]), np.array([-0.8, 0.5, -1.1]))
+    # integers that scored, which the number path's value is regressed on: a few units from the
+    # values (the random weights put some values a hundred away, and squares of that size would
+    # leave the finite differences to rounding)
+    regressed = np.array([0, 2, 3])
+    targets_of = model._prompt_values(feats)[regressed] + np.array([4.0, -3.0, 5.0])
+    rewarded = RewardedIntegers(regressed, targets_of, np.array([-0.8, 0.5, -1.1]))
 
     def objective() -> float:
         logp, cache = model.token_logprobs(feats, targets, temperature)
