@@ -48,6 +48,7 @@ TASKS = (
     "list_length", "digit_sum", "plural",
     "total_price", "minutes_left", "repeat_word",
     "shift_letters", "largest_number", "reverse_words", "recall_parity",
+    "capitalize", "letter_at", "countdown",
 )
 BAR = 0.9
 MAX_WALL = 180.0
