@@ -41,6 +41,7 @@ from hermes_rl_mcp.trainer.tokenizer import END, PAD, CharTokenizer
 
 NUMBER_RANGE = 999
 MAX_NUMBERS = 4  # numbers read per message, the first ones
+NUMBER_PAIRS = tuple((i, j) for i in range(MAX_NUMBERS) for j in range(i + 1, MAX_NUMBERS))  # (first, second), in reading order
 MAX_DIGITS = 6  # a longer run of digits is read as its first six
 STEP_REFERENCE = 10.0  # the size of input for which a value weight takes Adam's whole step
 
@@ -103,10 +104,6 @@ def neighbour_differences(values: np.ndarray, count: int) -> np.ndarray:
     if present > 1:
         out[: present - 1] = np.diff(values[:present])
     return out
-
-
-# Every pair of a message's numbers (first, second), in reading order.
-NUMBER_PAIRS = tuple((i, j) for i in range(MAX_NUMBERS) for j in range(i + 1, MAX_NUMBERS))
 
 
 def pair_comparisons(values: np.ndarray, count: int) -> np.ndarray:
