@@ -1,15 +1,17 @@
-"""Does the local policy learn tasks it was not designed around? Thirty-four new tasks, default settings.
+"""Does the local policy learn tasks it was not designed around? Forty-one new tasks, default settings.
 
     python bench/bench_generality.py [TASK ...] [--timeout 300] [--keep]
 
 The tasks live in ``bench/tasks/`` and are written against the public SDK only, as a new user
-would write them: string maps (uppercase, first_letters, plural, repeat_word), selection
-(pick_largest, longer_word, last_letter, middle_word), ordering (sort_letters, swap_words),
-counting (count_letter, word_count, vowel_count, word_length, list_length), classification with
-a free-text answer (parity) and through ``guided_choice`` (sentiment, has_letter, in_order,
-bigger_number, is_palindrome), numbers computed from the prompt's (next_number, years_between,
-add_three, double_number, change_due, age_later, digit_sum, total_price, minutes_left), and
-multi-turn games (guess_number, remember_word, two_letters, running_total). Tasks were added in rounds, each written after the policy
+would write them: string maps (uppercase, first_letters, plural, repeat_word, shift_letters,
+capitalize), selection (pick_largest, longer_word, last_letter, middle_word, largest_number,
+letter_at), ordering (sort_letters, swap_words, reverse_words), counting (count_letter,
+word_count, vowel_count, word_length, list_length), classification with a free-text answer
+(parity) and through ``guided_choice`` (sentiment, has_letter, in_order, bigger_number,
+is_palindrome), numbers computed from the prompt's (next_number, years_between, add_three,
+double_number, change_due, age_later, digit_sum, total_price, minutes_left), and multi-turn
+games (guess_number, remember_word, two_letters, running_total, recall_parity, countdown).
+Tasks were added in rounds, each written after the policy
 was last changed and first run as it stood; the README says which are still blind (no part of
 the policy was chosen by looking at them). Each run starts as the MCP server starts one (a control plane
 selects the task, makes no edits, and starts the resolved run document on the local profile),
@@ -181,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         ok = o["seconds_to_bar"] is not None and o["seconds_to_bar"] <= MAX_WALL
         met += ok
         when = f"{o['seconds_to_bar']:.0f} s (step {o['step_to_bar']})" if o["seconds_to_bar"] is not None else "never"
-        print(f"   {o['task']:<13} [{o['status']}] final eval {fmt(o['final_eval'], 0)}, best {fmt(o['best_eval'], 0)}; "
+        print(f"   {o['task']:<14} [{o['status']}] final eval {fmt(o['final_eval'], 0)}, best {fmt(o['best_eval'], 0)}; "
               f"reached {BAR}: {when}: {'met' if ok else 'NOT met'}")
     print(f"   {met} of {len(outcomes)} met")
     return 0 if met == len(outcomes) else 1
