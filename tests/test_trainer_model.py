@@ -485,6 +485,18 @@ def test_value_weights_on_large_numbers_take_small_steps_and_steps_shrink_as_the
     # the bias is a weight on a constant input of STEP_REFERENCE: its steps shrink as a number's do
     assert settled["N_place"][0] == pytest.approx(10.0 * 0.25**2 / 7) and settled["N_bias"][0] == pytest.approx(0.25**2)
 
+    # with the spread wide, a step of the bias moves the value as far as a step of the weight on a
+    # number of 10 or more does, so a constant such as 60 is reached as fast as a number's weight
+    model.params["N_spread"][:] = np.log(8.0) / GAINS["N_spread"]
+    ten = model.features([TOK.generation_prompt([{"role": "user", "content": "It is 3:10."}])], [[]])
+    scales = model.step_scales(ten)
+    moved = {}
+    for name, index in (("N_bias", 0), ("N_place", 1)):  # the 10 is the message's second number
+        before = model._prompt_values(ten)[0]
+        model.params[name][index] += 1e-3 * scales[name][index]  # an Adam step of 1e-3, scaled
+        moved[name] = model._prompt_values(ten)[0] - before
+    assert moved["N_bias"] == pytest.approx(moved["N_place"], rel=1e-4)
+
 
 def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own_logprobs() -> None:
     from hermes_rl_mcp.trainer.exploration import explore, prompt_phrases, prompt_words
