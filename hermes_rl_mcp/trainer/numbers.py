@@ -42,6 +42,7 @@ from hermes_rl_mcp.trainer.tokenizer import END, PAD, CharTokenizer
 NUMBER_RANGE = 999
 MAX_NUMBERS = 4  # numbers read per message, the first ones
 NUMBER_PAIRS = tuple((i, j) for i in range(MAX_NUMBERS) for j in range(i + 1, MAX_NUMBERS))  # (first, second), in reading order
+_PAIR_FIRST, _PAIR_SECOND = (np.asarray(side) for side in zip(*NUMBER_PAIRS))
 MAX_DIGITS = 6  # a longer run of digits is read as its first six
 STEP_REFERENCE = 10.0  # the size of input for which a value weight takes Adam's whole step
 
@@ -110,9 +111,8 @@ def pair_comparisons(values: np.ndarray, count: int) -> np.ndarray:
     """(len(NUMBER_PAIRS),): for every pair of a message's first ``count`` numbers (``values``,
     as ``read_numbers`` gives them), +1 where the second is above the first, -1 where below, 0
     where they are equal or a number is missing."""
-    first, second = (np.asarray(side) for side in zip(*NUMBER_PAIRS))
-    present = second < min(count, MAX_NUMBERS)
-    return np.where(present, np.sign(values[second] - values[first]), 0.0)
+    first, second = _PAIR_FIRST, _PAIR_SECOND
+    return np.where(second < count, np.sign(values[second] - values[first]), 0.0)
 
 
 def step_scales(inputs: np.ndarray, weight_of: np.ndarray, size: int, spread: float) -> np.ndarray:
