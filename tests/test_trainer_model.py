@@ -674,3 +674,32 @@ def test_repeats_that_tell_prompts_apart_take_a_larger_step_than_those_every_pro
     assert telling.size == 1 and shared.size > 0  # "m" against plome's "m"; the phrasing's own repeats
     assert scales[telling[0]] == REPEAT_STEP > 1.0
     assert np.all(scales[shared] == 1.0)
+
+
+def test_the_pointer_can_read_the_place_a_number_of_the_prompt_names() -> None:
+    from hermes_rl_mcp.trainer.model import GAINS
+
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    s = model.shape
+
+    def marked(text: str) -> tuple[str, str]:
+        """The characters of the message view at a place its numbers name: in their word, and
+        whose word is at that place in the message."""
+        prompt = TOK.generation_prompt([{"role": "user", "content": text}])
+        feats = model.features([prompt], [[]])
+        message = feats.slots[0, s.window : s.window + s.message_slots]
+        indexed = feats.indexed[0, s.window : s.window + s.message_slots]
+        return tuple("".join(TOK.decode([t]) for t in message[indexed[:, k] > 0]) for k in range(2))
+
+    assert marked("Letter 2 of house?") == ("efo", "2")
+    assert marked("Letter 4 of house?") == ("ts", "house")  # "of" has no fourth letter
+    assert marked("Word 3 of: ant bee cat") == ("rtet", "of")  # words are counted from the message's start
+    assert marked("no numbers here") == ("", "")
+
+    prompt = TOK.generation_prompt([{"role": "user", "content": "Letter 4 of planet?"}])
+    feats = model.features([prompt], [[]])
+    message = feats.slots[0, s.window : s.window + s.message_slots]
+    n_slot = s.window + int(np.flatnonzero(message == TOK.encode("n")[0])[0])
+    before = model.forward(feats).attention[0, n_slot]
+    model.params["P_index"][0] = 3.0 / GAINS["P_index"]
+    assert model.forward(feats).attention[0, n_slot] > 5 * before  # one weight reads "the fourth letter"

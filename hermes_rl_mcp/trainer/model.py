@@ -40,6 +40,10 @@ views of its context, each a bias that helps short text tasks in general:
 * **order within a word**: a slot whose character comes first (or last) in code order among
   the characters of its word not yet written this turn gets a score of its own, so writing a
   word's letters sorted, or picking its largest digit, is one weight and not a key per letter;
+* **places the prompt names**: a slot whose character stands at place k of its word (counted
+  from 1), or whose word is the k-th of its message, gets a score of its own when k is one of
+  the last message's numbers, so "the third letter" or "word 2" is one weight and not a
+  position learned per number;
 * **a number path** (``numbers.py``): a value computed from the last message's numbers and a
   conversation's opening message's (a signed sum, each number's weight set by its place and the
   tokens around it, plus the differences of neighbouring numbers, and starting at the number
@@ -91,7 +95,7 @@ Params = dict[str, np.ndarray]
 COPY_FLOOR = 0.003
 GAINS = {
     "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_end": 10.0, "P_gain": 10.0,
-    "P_order": 10.0,
+    "P_order": 10.0, "P_index": 10.0,
     "M": 10.0, "R": 60.0, "C": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0,
@@ -222,6 +226,7 @@ class PromptView:
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
+    indexed: np.ndarray  # (pointer_slots, 2) float: 1 where the slot's place in its word / its word's place in its message is a number of the last message
     numbers: np.ndarray  # (NUMBER_SLOTS,) float: the last message's first numbers, then the opening's (0 where none)
     number_context: np.ndarray  # (NUMBER_SLOTS, 3) int: each number's place, the token before it and the one after
     number_count: int  # numbers in the last message
@@ -280,6 +285,7 @@ class Features:
     counts: np.ndarray  # (N, pointer_slots) int: occurrences of the slot's character in its word
     follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
     order: np.ndarray  # (N, pointer_slots, 2) float: 1 where the slot's character is the first / last unwritten one of its word
+    indexed: np.ndarray  # (N, pointer_slots, 2) float: the prompt's ``PromptView.indexed``
     numbers: np.ndarray  # (P, NUMBER_SLOTS) float: the prompts' numbers
     number_context: np.ndarray  # (P, NUMBER_SLOTS, 3) int: their places and neighbouring tokens
     number_diffs: np.ndarray  # (P, MAX_NUMBERS - 1) float: the last message's numbers minus the one before each
@@ -393,6 +399,7 @@ class PolicyModel:
             "P_key": np.zeros(v),
             "P_used": np.zeros(1),
             "P_order": np.zeros(2),  # for a slot whose character is the first / last of its word left to write
+            "P_index": np.zeros(2),  # for a slot at a place in its word / a word at a place its message names
             "P_gain": np.full(shape.max_steps, copy_prior),
             "P_rel": np.zeros(len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES),
             # The end slot's neighbour scores and bias, learned on their own: whether a span
@@ -483,6 +490,9 @@ class PolicyModel:
         message, opening = heads
         content = tokens[start:stop]
         numbers, number_context, number_count, opening_count = self._numbers(content, tokens[first_start:first_stop])
+        indexed = np.zeros((s.pointer_slots, 2), dtype=self.dtype)
+        named = numbers[: min(number_count, MAX_NUMBERS)]
+        indexed[read] = np.isin(self._places(tokens), named[named > 0])[source[read]]
         number_diffs = neighbour_differences(numbers, number_count)
         comparisons = np.concatenate(
             [pair_comparisons(numbers[:MAX_NUMBERS], number_count), pair_comparisons(numbers[MAX_NUMBERS:], opening_count)]
@@ -495,7 +505,7 @@ class PolicyModel:
         return PromptView(
             window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, message, opening, tail, [PAD]])[self._neighbour_sources],
-            ordered, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
+            ordered, indexed, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content),
         )
 
@@ -545,6 +555,24 @@ class PolicyModel:
         word_number = np.cumsum(starts)
         keys = word_number[in_word] * self.shape.vocab_size + tokens[in_word]
         out[in_word] = np.bincount(keys)[keys]
+        return out
+
+    def _places(self, tokens: np.ndarray) -> np.ndarray:
+        """(len(tokens), 2): for each token in a word (a maximal run of letters and digits), its
+        place in the word and the word's place in its message, counted from 1; 0 outside words."""
+        out = np.zeros((len(tokens), 2), dtype=np.int64)
+        in_word = self._is_word_char[tokens]
+        if not in_word.any():
+            return out
+        starts = in_word.copy()
+        starts[1:] &= ~in_word[:-1]
+        at = np.arange(len(tokens))
+        word_start = np.maximum.accumulate(np.where(starts, at, 0))
+        out[:, 0] = np.where(in_word, at - word_start + 1, 0)
+        # words so far, less those before the message's role token: the word's place in its message
+        words = np.cumsum(starts)
+        message_start = np.maximum.accumulate(np.where(np.isin(tokens, _ROLE_IDS), at, 0))
+        out[:, 1] = np.where(in_word, words - words[message_start] + starts[message_start], 0)
         return out
 
     def _order_in_word(self, tokens: np.ndarray) -> np.ndarray:
@@ -711,6 +739,7 @@ class PolicyModel:
             follows=follows.astype(self.dtype),
             counts=counts,
             order=order,
+            indexed=_stack([view.indexed for view in views], s.pointer_slots, 2)[prompt_of],
             numbers=numbers,
             number_context=number_context,
             number_diffs=number_diffs,
@@ -877,6 +906,7 @@ class PolicyModel:
         end its longer ones there too, with no sample left to show otherwise."""
         p = self.params
         scores = GAINS["P_used"] * p["P_used"][0] * feats.used + feats.order @ (GAINS["P_order"] * p["P_order"])
+        scores += feats.indexed @ (GAINS["P_index"] * p["P_index"])
         scores[:, :-1] += GAINS["P_pos"] * p["P_pos"][feats.step]
         scores[:, :-1] += feats.follows[:, :-1] @ (GAINS["P_rel"] * p["P_rel"])
         scores[:, -1] += self._end_inputs(feats) @ (GAINS["P_end"] * p["P_end"])
@@ -966,6 +996,7 @@ class PolicyModel:
         grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores[:, :-1], p["P_pos"].shape)
         grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
         grads["P_order"] = GAINS["P_order"] * np.einsum("ns,nsk->k", dscores, feats.order)
+        grads["P_index"] = GAINS["P_index"] * np.einsum("ns,nsk->k", dscores, feats.indexed)
         grads["P_rel"] = GAINS["P_rel"] * np.einsum("ns,nsk->k", dscores[:, :-1], feats.follows[:, :-1])
         grads["P_end"] = GAINS["P_end"] * (dscores[:, -1] @ self._end_inputs(feats))
         dwanted = self._per_token(dscores[:, :-1], feats.slots[:, :-1])  # (N, V)
