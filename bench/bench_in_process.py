@@ -121,7 +121,7 @@ async def run(task: str, seed: int, steps: int | None, show: int, edits: dict[st
                     break
             await learner.step(groups)
             await learner.publish(step + 1)
-    for prompt, reply in policy.evaluated[:show]:
+    for prompt, reply in policy.evaluated[-show:] if show else ():
         print(f"    {prompt[-50:]!r} -> {reply!r}")
     return curve
 
@@ -134,7 +134,7 @@ def main() -> None:
         help="trainer seeds (initialisation, sampling, exploration); the environment keeps its own",
     )
     parser.add_argument("--steps", type=int, default=None, help="trainer steps (default: the environment's total_steps)")
-    parser.add_argument("--show", type=int, default=0, metavar="K", help="print K prompts and replies of the last evaluation")
+    parser.add_argument("--show", type=int, default=0, metavar="K", help="print the last K prompts and replies of the last evaluation (a conversation's last turns)")
     parser.add_argument(
         "--set", action="append", default=[], metavar="FIELD=VALUE", help="a trainer setting (default: the task's and the trainer's)"
     )
