@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
-from hermes_rl_mcp.trainer.model import BIAS_INPUT, COMPARISONS, GAINS, REPEAT_STEP, STATISTICS, PolicyModel, ViewCache
+from hermes_rl_mcp.trainer.model import BIAS_INPUT, COMPARISONS, GAINS, HEADS, REPEAT_STEP, STATISTICS, PolicyModel, ViewCache
 from hermes_rl_mcp.trainer.numbers import RewardedIntegers, read_numbers
 from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, PAD, USER, CharTokenizer, ChatTemplateError
@@ -290,6 +290,24 @@ def test_a_conversation_is_read_from_its_opening_message_beyond_the_window() -> 
     assert first[p] > 0 and first[k] == 0 and second[k] > 0 and second[p] == 0
 
 
+def test_a_conversation_is_read_from_the_users_message_before_the_last() -> None:
+    model = small_model()
+    s = model.shape
+    turns = [
+        {"role": "user", "content": "My name is Ann."}, {"role": "assistant", "content": "OK"},
+        {"role": "user", "content": "I live in Rome."}, {"role": "assistant", "content": "OK"},
+        {"role": "user", "content": "Which city do I live in?"},
+    ]
+    view = model.prompt_view(TOK.generation_prompt(turns))
+    assert TOK.decode(view.opening) == "My nam" and TOK.decode(view.earlier) == "I live"
+    assert not set(view.window) & set(TOK.encode("IRm"))  # the window no longer reaches it
+    feats = model.features([TOK.generation_prompt(turns)], [[]])
+    assert TOK.decode(feats.slots[0, s.window + 2 * s.message_slots : s.window + 3 * s.message_slots]) == "I live"
+    # with one user message before the last, it is the opening, read once
+    assert (model.prompt_view(TOK.generation_prompt(turns[2:])).earlier == PAD).all()
+    assert (model.prompt_view(TOK.generation_prompt(turns[:1])).earlier == PAD).all()
+
+
 def test_a_copy_continues_the_word_it_started_when_letters_recur() -> None:
     from hermes_rl_mcp.trainer.model import GAINS, NEIGHBOUR_OFFSETS
 
@@ -320,7 +338,7 @@ def test_the_inputs_say_which_characters_of_the_prompt_recur() -> None:
 def test_the_inputs_say_whether_neighbouring_characters_go_up_or_down() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
     s = model.shape
-    start = s.window + 2 * s.message_slots  # after the digit values
+    start = s.window + HEADS * s.message_slots  # after the digit values
 
     def rises(text: str) -> tuple[list[float], list[float]]:
         prompt = TOK.generation_prompt([{"role": "user", "content": text}])
@@ -338,7 +356,7 @@ def test_the_inputs_say_whether_neighbouring_characters_go_up_or_down() -> None:
 def test_the_inputs_say_which_of_every_two_numbers_is_larger() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
     s = model.shape
-    start = s.window + 2 * s.message_slots + s.neighbour_pairs  # after the digit values and the rises
+    start = s.window + HEADS * s.message_slots + s.neighbour_pairs  # after the digit values and the rises
 
     def comparisons(*messages: str) -> tuple[list[float], list[float]]:
         roles = ["user", "assistant"]
@@ -535,6 +553,14 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     ])
     words = [TOK.decode(w) for w in prompt_words(model, conversation, max_tokens=9, constraint=None)]
     assert words == ["Remember", "plum", "Say", "OK", "Which", "fruit"]
+    # and of the user's message before the last (not the policy's own replies)
+    longer = TOK.generation_prompt([
+        {"role": "user", "content": "Remember plum."}, {"role": "assistant", "content": "Sure"},
+        {"role": "user", "content": "And pear."}, {"role": "assistant", "content": "Fine"},
+        {"role": "user", "content": "Which fruit?"},
+    ])
+    words = [TOK.decode(w) for w in prompt_words(model, longer, max_tokens=9, constraint=None)]
+    assert words == ["Remember", "plum", "And", "pear", "Which", "fruit"]
     # two words in either order, or one word twice, when they fit: answers that join, reorder
     # or repeat the prompt's words
     phrases = {TOK.decode(w) for w in prompt_phrases(model, prompt, max_tokens=6, constraint=None)}

@@ -10,7 +10,8 @@ followed by the end token:
   (a label it offers, a name or number it mentions), or with two of its words joined or
   reordered. Half the time one word, half the time two words in either order, or one word
   twice (when two fit), from the prompt's last message (or the conversation's first, which
-  often states the task), every candidate as likely as any other;
+  often states the task, or the user's message before the last), every candidate as likely
+  as any other;
 * **sums and differences of the prompt's numbers**: many tasks answer with a number the prompt
   does not hold but that two of its numbers make (a total, a difference, a double). Where the
   prompt holds numbers, a third of these replacements are one such number, every candidate as
@@ -43,7 +44,7 @@ import numpy as np
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
 from hermes_rl_mcp.trainer.grpo import TokenBatch
-from hermes_rl_mcp.trainer.model import PolicyModel, first_message_bounds, last_message_bounds
+from hermes_rl_mcp.trainer.model import PolicyModel, earlier_message_bounds, first_message_bounds, last_message_bounds
 from hermes_rl_mcp.trainer.numbers import MAX_NUMBERS, NUMBER_RANGE
 from hermes_rl_mcp.trainer.sampling import Generation
 from hermes_rl_mcp.trainer.tokenizer import END
@@ -120,9 +121,9 @@ class RewardedAnswers:
 
 
 def prompt_words(model: PolicyModel, prompt: Sequence[int], max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
-    """The distinct words (maximal runs of letters and digits) of the prompt's last message and
-    of the conversation's first, each as token ids ending with the end token, that fit
-    ``max_tokens`` and the constraint."""
+    """The distinct words (maximal runs of letters and digits) of the prompt's last message, the
+    conversation's first and the user's message before the last, each as token ids ending with
+    the end token, that fit ``max_tokens`` and the constraint."""
     return _fitting(_singles(_words(model, prompt)), max_tokens, constraint)
 
 
@@ -161,14 +162,14 @@ def _pairs(model: PolicyModel, words: list[list[int]]) -> list[list[int]]:
 
 
 def _words(model: PolicyModel, prompt: Sequence[int]) -> list[list[int]]:
-    """The distinct words of the prompt's last message and of the conversation's first, in
-    reading order (the first message's first)."""
+    """The distinct words of the messages the policy reads from their start (the prompt's last
+    message and, in a conversation, its first and the user's message before the last), in
+    reading order."""
     tokens = np.asarray(prompt, dtype=np.int64)
-    start, stop = last_message_bounds(tokens)
-    first_start, first_stop = first_message_bounds(tokens)
-    messages = tokens[start:stop].tolist()
-    if first_stop < stop:  # a conversation: its first message too, as a message of its own
-        messages = [*tokens[first_start:first_stop].tolist(), END, *messages]
+    bounds = sorted({first_message_bounds(tokens), earlier_message_bounds(tokens), last_message_bounds(tokens)})
+    messages: list[int] = []
+    for start, stop in bounds:
+        messages += [*tokens[start:stop].tolist(), END]
     tokenizer = model.tokenizer
     words: list[list[int]] = []
     run: list[int] = []

@@ -7,7 +7,9 @@ views of its context, each a bias that helps short text tasks in general:
   end (slot d holds the token d places before it), and the first ``message_slots`` characters of
   the prompt's last message, counted from its start. Fixed phrasing around a variable part lines
   up in one view or the other. In a conversation, the first ``message_slots`` characters of its
-  first message too (what it was opened with, often the task), however far back it lies;
+  first message too (what it was opened with, often the task), however far back it lies, and
+  of the user's message before the last (what was said just before: a second fact, a second
+  item), so the three messages a short conversation turns on are each read from their start;
 * **numbers as values**: every digit in those slots also enters as its value along a direction
   learned per slot, so comparing or combining digits is linear; and for every pair of numbers
   of the last message and of a conversation's opening, whether the second is above or below the
@@ -113,6 +115,9 @@ REPEAT_STEP = 2.0
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
 NUMBER_MIX_PRIOR = 0.25  # the number path's share of the next token where it applies, at first
+# Messages read from their start: the last, the conversation's opening, and the user's message
+# before the last.
+HEADS = 3
 NUMBER_SLOTS = 2 * MAX_NUMBERS  # the last message's numbers, then the opening message's
 # The number path's bias is a weight on this constant input, not on 1: a step then moves the
 # value as far as a step of a weight on a number of ``STEP_REFERENCE`` or more does. On 1, the
@@ -153,7 +158,7 @@ class ModelShape:
     vocab_size: int
     hidden_size: int = 64
     window: int = 32  # prompt tokens seen, counted back from the end of the prompt
-    message_slots: int = 32  # characters of the last message seen, counted from its start
+    message_slots: int = 32  # characters of each of the HEADS messages seen, counted from its start
     gen_slots: int = 8  # generated tokens seen by position
     max_steps: int = 16  # steps with their own embedding, output bias and pointer positions
     max_count: int = 12  # occurrence counts with their own row (more share the last)
@@ -164,8 +169,8 @@ class ModelShape:
 
     @property
     def pointer_slots(self) -> int:
-        """The three prompt views' slots plus the end slot (the last)."""
-        return self.window + 2 * self.message_slots + 1
+        """The prompt views' slots (the window, then the HEADS messages') plus the end slot (the last)."""
+        return self.window + HEADS * self.message_slots + 1
 
     @property
     def window_pairs(self) -> int:
@@ -175,14 +180,14 @@ class ModelShape:
     @property
     def neighbour_pairs(self) -> int:
         """Pairs of neighbouring characters, in reading order, compared by code (each view's)."""
-        return self.window - 1 + 2 * (self.message_slots - 1)
+        return self.window - 1 + HEADS * (self.message_slots - 1)
 
     @property
     def num_dense(self) -> int:
         """Dense inputs weighted by ``U``: the digit values of the prompt's views, the rises,
         the comparisons of neighbouring numbers and the digit values of the reply so far (the
         repeats have weights of their own, ``U_same``)."""
-        return self.window + 2 * self.message_slots + self.neighbour_pairs + COMPARISONS + self.gen_slots
+        return self.window + HEADS * self.message_slots + self.neighbour_pairs + COMPARISONS + self.gen_slots
 
     @property
     def offsets(self) -> dict[str, int]:
@@ -193,6 +198,7 @@ class ModelShape:
             "window": self.window * v,
             "message": self.message_slots * v,
             "opening": self.message_slots * v,
+            "earlier": self.message_slots * v,
             "generated": self.gen_slots * v,
             "step": self.max_steps,
             "previous": v,
@@ -219,6 +225,7 @@ class PromptView:
     window: np.ndarray  # (window,) tokens, slot d = d places before the prompt's end
     message: np.ndarray  # (message_slots,) the last message's first characters
     opening: np.ndarray  # (message_slots,) the conversation's first message's (PAD: it is the last)
+    earlier: np.ndarray  # (message_slots,) the user's message before the last (PAD: none, or it is the first)
     message_length: int
     repeats: np.ndarray  # (window_pairs,) float: 1 where two window slots hold the same character
     rises: np.ndarray  # (neighbour_pairs,) float: +1 / -1 where a character's code is above / below the one before
@@ -386,7 +393,7 @@ class PolicyModel:
         shape = ModelShape(tokenizer.vocab_size, hidden_size, **shape_fields)
         rng = np.random.default_rng(seed)
         v, h = shape.vocab_size, hidden_size
-        sparse_count = shape.window + 2 * shape.message_slots + shape.gen_slots + 3 + shape.bag_chars + shape.bag_words
+        sparse_count = shape.window + HEADS * shape.message_slots + shape.gen_slots + 3 + shape.bag_chars + shape.bag_words
         params: Params = {
             "W_in": rng.normal(0.0, 1.0 / np.sqrt(sparse_count), (shape.offsets["total"], h)),
             "U": rng.normal(0.0, numeric_scale, (shape.num_dense - shape.neighbour_pairs, h)),
@@ -429,15 +436,15 @@ class PolicyModel:
         }
         # A recency prior, as in ALiBi: the pointer starts out favouring the prompt's last
         # tokens, falling off linearly with distance; the last message's start view starts below
-        # them, and a conversation's opening further below.
+        # them, and a conversation's earlier messages further below.
         distance = np.concatenate(
-            [np.arange(shape.window), np.full(shape.message_slots, shape.window / 2), np.full(shape.message_slots, shape.window)]
+            [np.arange(shape.window), np.full(shape.message_slots, shape.window / 2), np.full(2 * shape.message_slots, shape.window)]
         )
         params["P_pos"][:] = -recency_slope * distance
         params["B_step"][0, END] = -end_prior
         params["B_step"][1:, END] = end_prior
         params["W_in"][shape.offsets["absent"]] = 0.0
-        digits = shape.window + 2 * shape.message_slots  # the rises start at zero, after the digits
+        digits = shape.window + HEADS * shape.message_slots  # the rises start at zero, after the digits
         params["U"] = np.concatenate([params["U"][:digits], np.zeros((shape.neighbour_pairs, h)), params["U"][digits:]])
         params["P_rel"][NEIGHBOUR_OFFSETS.index(1)] = span_prior
         for key, gain in GAINS.items():
@@ -468,13 +475,16 @@ class PolicyModel:
         first_start, first_stop = first_message_bounds(tokens)
         if first_stop >= stop:  # one message so far: the last-message view already reads it
             first_start = first_stop
+        earlier_start, earlier_stop = earlier_message_bounds(tokens)
+        if earlier_start <= first_start:  # no user message between the first and the last
+            earlier_start = earlier_stop
         # where in ``tokens`` each character slot reads (-1: nowhere), for what is known per token
         source = np.full(s.pointer_slots, -1, dtype=np.int64)
         back = np.arange(len(tokens))[-s.window :][::-1]
         source[: len(back)] = back
         at = s.window
         heads = []
-        for begin, end in ((start, stop), (first_start, first_stop)):
+        for begin, end in ((start, stop), (first_start, first_stop), (earlier_start, earlier_stop)):
             head = np.full(s.message_slots, PAD, dtype=np.int64)
             content = tokens[begin:end][: s.message_slots]
             head[: len(content)] = content
@@ -487,7 +497,7 @@ class PolicyModel:
         ordered = np.zeros((s.pointer_slots, 2, s.vocab_size), dtype=bool)
         ordered[read] = self._order_in_word(tokens)[source[read]]
         ordered = _token_bits(ordered)
-        message, opening = heads
+        message, opening, earlier = heads
         content = tokens[start:stop]
         numbers, number_context, number_count, opening_count = self._numbers(content, tokens[first_start:first_stop])
         indexed = np.zeros((s.pointer_slots, 2), dtype=self.dtype)
@@ -500,11 +510,11 @@ class PolicyModel:
         tail = np.full(END_SLOT_TAIL, PAD, dtype=np.int64)  # the last message's last tokens, last first
         tail[: min(END_SLOT_TAIL, len(content))] = content[::-1][:END_SLOT_TAIL]
         rises = np.concatenate(  # the window reads backwards: slot d + 1 comes before slot d
-            [self._rises(window[1:], window[:-1]), self._rises(message[:-1], message[1:]), self._rises(opening[:-1], opening[1:])]
+            [self._rises(window[1:], window[:-1]), *(self._rises(head[:-1], head[1:]) for head in heads)]
         )
         return PromptView(
-            window, message, opening, len(content), self._repeats(window), rises, self._bag_rows(content),
-            np.minimum(counts, s.max_count - 1), np.concatenate([window, message, opening, tail, [PAD]])[self._neighbour_sources],
+            window, message, opening, earlier, len(content), self._repeats(window), rises, self._bag_rows(content),
+            np.minimum(counts, s.max_count - 1), np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
             ordered, indexed, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content),
         )
@@ -671,6 +681,7 @@ class PolicyModel:
         window = _stack([view.window for view in views], s.window)
         message = _stack([view.message for view in views], s.message_slots)
         opening = _stack([view.opening for view in views], s.message_slots)
+        earlier = _stack([view.earlier for view in views], s.message_slots)
         bag = _stack([view.bag for view in views], s.bag_chars + s.bag_words)
         length = np.asarray([view.message_length for view in views], dtype=np.int64)
         prompt_rows = np.concatenate(
@@ -678,6 +689,7 @@ class PolicyModel:
                 window + o["window"] + np.arange(s.window) * v,
                 message + o["message"] + np.arange(s.message_slots) * v,
                 opening + o["opening"] + np.arange(s.message_slots) * v,
+                earlier + o["earlier"] + np.arange(s.message_slots) * v,
                 bag,
             ],
             axis=1,
@@ -685,11 +697,11 @@ class PolicyModel:
         rises = _stack([view.rises for view in views], s.neighbour_pairs).astype(self.dtype, copy=False)
         comparisons = _stack([view.comparisons for view in views], COMPARISONS).astype(self.dtype)
         prompt_dense = np.concatenate(
-            [self._digit_value[np.concatenate([window, message, opening], axis=1)], rises, comparisons], axis=1
+            [self._digit_value[np.concatenate([window, message, opening, earlier], axis=1)], rises, comparisons], axis=1
         )
         # The pointer's slots hold the prompt's characters (its role and end tokens are not
         # answers to copy) and, last, the end token: attending past the prompt ends the turn.
-        characters = np.concatenate([window, message, opening], axis=1)
+        characters = np.concatenate([window, message, opening, earlier], axis=1)
         characters = np.where(characters >= self.tokenizer.first_char_id, characters, PAD)
         slots_p = np.concatenate([characters, np.full((len(views), 1), END, dtype=np.int64)], axis=1)
         neighbours = _stack([view.neighbours for view in views], s.pointer_slots, len(NEIGHBOUR_OFFSETS))
@@ -1091,6 +1103,19 @@ def first_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
     return 1, int(ends[0]) if ends.size else len(tokens)
 
 
+def earlier_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
+    """Where the user's message before the prompt's last message lies in ``tokens``: after its
+    role token, up to its end token; (0, 0) when there is none."""
+    users = np.flatnonzero(tokens == ROLE_TOKENS["user"])
+    last_role = np.flatnonzero(np.isin(tokens[:-1], _ROLE_IDS))
+    users = users[users < last_role[-1]] if last_role.size else users[:0]
+    if not users.size:
+        return 0, 0
+    start = int(users[-1]) + 1
+    ends = np.flatnonzero(tokens[start:] == END)
+    return start, start + int(ends[0]) if ends.size else start
+
+
 def last_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
     """Where the prompt's last message lies in ``tokens``: after the last role token before the
     final one (a generation prompt ends "role, content, end, assistant"), up to its end token."""
@@ -1104,7 +1129,7 @@ def last_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
 
 def _neighbour_sources(shape: ModelShape) -> np.ndarray:
     """(pointer_slots, offsets): where, in a prompt's slots read as ``window, message, opening,
-    tail, PAD`` (``PromptView``'s order, then the last message's last two tokens, last first,
+    earlier, tail, PAD`` (``PromptView``'s order, then the last message's last two tokens, last first,
     and a padding entry), the token ``k`` places before each slot in reading order lies, for
     each k of NEIGHBOUR_OFFSETS; the padding entry off either end.
     Window slot d reads after slot d + 1; slot j of a message's head (read from the message's
@@ -1112,14 +1137,14 @@ def _neighbour_sources(shape: ModelShape) -> np.ndarray:
     end token does: a span copied to the message's end is followed by the end slot as by any
     other."""
     w, m = shape.window, shape.message_slots
-    tail = w + 2 * m
+    tail = w + HEADS * m
     pad = tail + END_SLOT_TAIL
     out = np.full((shape.pointer_slots, len(NEIGHBOUR_OFFSETS)), pad, dtype=np.int64)
     for k_index, k in enumerate(NEIGHBOUR_OFFSETS):
         source = np.arange(w) + k
         inside = (source >= 0) & (source < w)
         out[:w, k_index][inside] = source[inside]
-        for at in (w, w + m):
+        for at in range(w, tail, m):
             source = np.arange(m) - k
             inside = (source >= 0) & (source < m)
             out[at : at + m, k_index][inside] = at + source[inside]
