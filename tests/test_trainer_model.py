@@ -729,3 +729,24 @@ def test_the_pointer_can_read_the_place_a_number_of_the_prompt_names() -> None:
     before = model.forward(feats).attention[0, n_slot]
     model.params["P_index"][0] = 3.0 / GAINS["P_index"]
     assert model.forward(feats).attention[0, n_slot] > 5 * before  # one weight reads "the fourth letter"
+
+
+def test_the_pointer_can_pick_a_word_by_what_it_is() -> None:
+    from hermes_rl_mcp.trainer.model import GAINS
+
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    s = model.shape
+    prompts = [TOK.generation_prompt([{"role": "user", "content": f"Which is a fruit: {a}, {b}?"}]) for a, b in (("van", "fig"), ("fig", "van"))]
+    feats = model.features(prompts, [[], []])
+    message = feats.slots[:, s.window : s.window + s.message_slots]
+    keys = feats.word_keys[:, s.window : s.window + s.message_slots]
+    f = TOK.encode("f")[0]
+    assert TOK.decode(message[0, keys[0] >= 0]) == "Wiafvf"  # a key at each word's first character
+    fig = keys[0, message[0] == f][-1]  # the row of "fig": the same in both prompts
+    assert fig in keys[1]
+    before = model.forward(feats).attention[:, s.window : s.window + s.message_slots]
+    model.params["P_word"][fig] = 1.0 / GAINS["P_word"]
+    after = model.forward(feats).attention[:, s.window : s.window + s.message_slots]
+    for row in range(2):
+        at = np.flatnonzero(keys[row] == fig)[0]
+        assert after[row, at] > 2 * before[row, at]  # wherever "fig" stands, one weight reads it

@@ -26,7 +26,9 @@ views of its context, each a bias that helps short text tasks in general:
 * **a pointer over the prompt**: attention over the character slots of those views (and an
   end slot) by position (per step), by content (a learned key per token), by what the hidden
   layer asks for (a query over positions and over tokens, so which word to copy can depend on
-  the whole prompt), by coverage (whether the slot's token was already emitted this turn) and by
+  the whole prompt), by word (at a word's first character, a key per hashed word, fixed and as
+  the hidden layer asks: which of the prompt's words to copy can depend on what the word is,
+  not only on its letters or place), by coverage (whether the slot's token was already emitted this turn) and by
   neighbourhood (whether the slot follows, or precedes, a prompt occurrence of the token just
   emitted, or of the last two, so copying a span forwards or backwards is one weight and a
   letter shared by two words does not switch words mid-copy; the end slot follows the last
@@ -100,7 +102,7 @@ GAINS = {
     "P_order": 10.0, "P_index": 10.0,
     "M": 10.0, "R": 60.0, "C": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
-    "Q_pos": 1.0, "Q_key": 1.0,
+    "Q_pos": 1.0, "Q_key": 1.0, "Q_word": 1.0, "P_word": 10.0,
     # The number path's value weights, the log of its spread and its share (a logit) per step.
     "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_bias": 10.0, "N_diff": 10.0, "N_lone": 10.0, "N_tally": 10.0, "N_spread": 15.0, "N_mix": 10.0,
 }
@@ -234,6 +236,7 @@ class PromptView:
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
     indexed: np.ndarray  # (pointer_slots, 2) float: 1 where the slot's place in its word / its word's place in its message is a number of the last message
+    word_keys: np.ndarray  # (pointer_slots,) int: the hashed row of the word a slot starts (-1: it starts none)
     numbers: np.ndarray  # (NUMBER_SLOTS,) float: the last message's first numbers, then the opening's (0 where none)
     number_context: np.ndarray  # (NUMBER_SLOTS, 3) int: each number's place, the token before it and the one after
     number_count: int  # numbers in the last message
@@ -293,6 +296,7 @@ class Features:
     follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
     order: np.ndarray  # (N, pointer_slots, 2) float: 1 where the slot's character is the first / last unwritten one of its word
     indexed: np.ndarray  # (N, pointer_slots, 2) float: the prompt's ``PromptView.indexed``
+    word_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.word_keys``
     numbers: np.ndarray  # (P, NUMBER_SLOTS) float: the prompts' numbers
     number_context: np.ndarray  # (P, NUMBER_SLOTS, 3) int: their places and neighbouring tokens
     number_diffs: np.ndarray  # (P, MAX_NUMBERS - 1) float: the last message's numbers minus the one before each
@@ -418,6 +422,9 @@ class PolicyModel:
             # The pointer's query from the hidden layer (zero at first: it starts as without):
             "Q_pos": np.zeros((h, shape.pointer_slots - 1)),  # which slots to read, by what was read
             "Q_key": np.zeros((h, v)),  # which characters to look for, by what was read
+            # which words to start copying, by the word (hashed as the bag's rows) and by what was read
+            "P_word": np.zeros(shape.word_rows),
+            "Q_word": np.zeros((shape.word_rows, h)),
             # The number path (``trainer/numbers.py``): a value from the prompt's numbers.
             "N_place": np.zeros(NUMBER_SLOTS),
             "N_before": np.zeros(v),
@@ -503,6 +510,8 @@ class PolicyModel:
         indexed = np.zeros((s.pointer_slots, 2), dtype=self.dtype)
         named = numbers[: min(number_count, MAX_NUMBERS)]
         indexed[read] = np.isin(self._places(tokens), named[named > 0])[source[read]]
+        word_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
+        word_keys[read] = self._word_starts(tokens)[source[read]]
         number_diffs = neighbour_differences(numbers, number_count)
         comparisons = np.concatenate(
             [pair_comparisons(numbers[:MAX_NUMBERS], number_count), pair_comparisons(numbers[MAX_NUMBERS:], opening_count)]
@@ -515,7 +524,7 @@ class PolicyModel:
         return PromptView(
             window, message, opening, earlier, len(content), self._repeats(window), rises, self._bag_rows(content),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
-            ordered, indexed, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
+            ordered, indexed, word_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content),
         )
 
@@ -583,6 +592,25 @@ class PolicyModel:
         words = np.cumsum(starts)
         message_start = np.maximum.accumulate(np.where(np.isin(tokens, _ROLE_IDS), at, 0))
         out[:, 1] = np.where(in_word, words - words[message_start] + starts[message_start], 0)
+        return out
+
+    def _word_starts(self, tokens: np.ndarray) -> np.ndarray:
+        """(len(tokens),): at each word's first token, the word's hashed row (as the bag hashes
+        it); -1 elsewhere."""
+        out = np.full(len(tokens), -1, dtype=np.int64)
+        starts, keys = [], []
+        key, start = 0, 0
+        for at, token in enumerate([*tokens.tolist(), PAD]):
+            if self._is_word_char[token]:
+                if not key:
+                    start = at
+                key = (key * 131 + token) % (1 << 61)
+            elif key:
+                starts.append(start)
+                keys.append(key)
+                key = 0
+        if starts:
+            out[np.asarray(starts)] = _hash_rows(np.asarray(keys, dtype=np.int64), self.shape.word_rows)
         return out
 
     def _order_in_word(self, tokens: np.ndarray) -> np.ndarray:
@@ -752,6 +780,7 @@ class PolicyModel:
             counts=counts,
             order=order,
             indexed=_stack([view.indexed for view in views], s.pointer_slots, 2)[prompt_of],
+            word_keys=(np.stack([view.word_keys for view in views]) if views else np.zeros((0, s.pointer_slots), dtype=np.int64))[prompt_of],
             numbers=numbers,
             number_context=number_context,
             number_diffs=number_diffs,
@@ -925,6 +954,10 @@ class PolicyModel:
         scores[:, :-1] += hidden @ (GAINS["Q_pos"] * p["Q_pos"])
         wanted = GAINS["P_key"] * p["P_key"] + hidden @ (GAINS["Q_key"] * p["Q_key"])  # (N, V)
         scores[:, :-1] += np.take_along_axis(wanted, feats.slots[:, :-1], axis=1)
+        keyed = np.nonzero(feats.word_keys >= 0)  # (row, slot) pairs where a slot starts a word
+        words = feats.word_keys[keyed]
+        asked = (hidden[keyed[0]] * (GAINS["Q_word"] * p["Q_word"][words])).sum(axis=1)
+        scores[keyed] += asked + GAINS["P_word"] * p["P_word"][words]
         scores[:, :-1][feats.slots[:, :-1] == PAD] = -np.inf
         scores -= scores.max(axis=1, keepdims=True)
         weights = np.exp(scores)
@@ -1015,9 +1048,14 @@ class PolicyModel:
         grads["P_key"] = GAINS["P_key"] * dwanted.sum(axis=0)
         grads["Q_key"] = GAINS["Q_key"] * (cache.hidden.T @ dwanted)
         grads["Q_pos"] = GAINS["Q_pos"] * (cache.hidden.T @ dscores[:, :-1])
+        keyed = np.nonzero(feats.word_keys >= 0)
+        words, dasked = feats.word_keys[keyed], dscores[keyed]
+        grads["P_word"] = GAINS["P_word"] * np.bincount(words, weights=dasked, minlength=p["P_word"].size)
+        grads["Q_word"] = GAINS["Q_word"] * _rows_sum(words, cache.hidden[keyed[0]] * dasked[:, None], p["Q_word"].shape)
         grads.update(self._number_backward(cache, targets, dlogp, entropy_weight, rewarded))
         dhidden = dlogits @ p["W2"].T
         dhidden += dscores[:, :-1] @ (GAINS["Q_pos"] * p["Q_pos"]).T + dwanted @ (GAINS["Q_key"] * p["Q_key"]).T
+        dhidden += _rows_sum(keyed[0], (GAINS["Q_word"] * p["Q_word"][words]) * dasked[:, None], dhidden.shape)
         dpre = dhidden * (cache.pre > 0)
         grads["b1"] = dpre.sum(axis=0)
         # positions after the same prompt share its rows: sum their gradients first
