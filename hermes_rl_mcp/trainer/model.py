@@ -598,6 +598,15 @@ class PolicyModel:
         """(len(tokens),): at each word's first token, the word's hashed row (as the bag hashes
         it); -1 elsewhere."""
         out = np.full(len(tokens), -1, dtype=np.int64)
+        starts, keys = self._hashed_words(tokens)
+        if starts:
+            out[np.asarray(starts)] = _hash_rows(np.asarray(keys, dtype=np.int64), self.shape.word_rows)
+        return out
+
+    def _hashed_words(self, tokens: np.ndarray) -> tuple[list[int], list[int]]:
+        """For each word of ``tokens`` (a maximal run of letters and digits), in order, the index
+        of its first token and a key hashed from its tokens (the bag's word rows and the
+        pointer's word keys both come from it)."""
         starts, keys = [], []
         key, start = 0, 0
         for at, token in enumerate([*tokens.tolist(), PAD]):
@@ -609,9 +618,7 @@ class PolicyModel:
                 starts.append(start)
                 keys.append(key)
                 key = 0
-        if starts:
-            out[np.asarray(starts)] = _hash_rows(np.asarray(keys, dtype=np.int64), self.shape.word_rows)
-        return out
+        return starts, keys
 
     def _order_in_word(self, tokens: np.ndarray) -> np.ndarray:
         """(len(tokens), 2, V) bool: for each token in a word, the word's characters that come
@@ -634,14 +641,7 @@ class PolicyModel:
         counts = np.bincount(content, minlength=s.vocab_size)
         chars = np.flatnonzero(counts)
         char_rows = o["chars"] + chars * s.max_count + np.minimum(counts[chars], s.max_count) - 1
-        words: list[int] = []
-        key = 0
-        for token in [*content.tolist(), PAD]:
-            if self._is_word_char[token]:
-                key = (key * 131 + token) % (1 << 61)
-            elif key:
-                words.append(key)
-                key = 0
+        _, words = self._hashed_words(content)
         word_rows = o["words"] + _hash_rows(np.asarray(words[: s.bag_words], dtype=np.int64), s.word_rows)
         bag = np.full(s.bag_chars + s.bag_words, self.absent_row, dtype=np.int64)
         bag[: min(len(char_rows), s.bag_chars)] = char_rows[: s.bag_chars]
@@ -757,7 +757,7 @@ class PolicyModel:
             axis=1,
         )
         slots = slots_p[prompt_of]
-        counts = np.stack([view.counts for view in views])[prompt_of] if views else np.zeros((0, s.pointer_slots), dtype=np.int64)
+        counts = _stack([view.counts for view in views], s.pointer_slots)[prompt_of]
         used = np.take_along_axis(emitted, slots, axis=1).astype(self.dtype)
         used[:, -1] = 0.0
         order = self._order(views, prompt_of, emitted, counts > 0, used)
@@ -780,7 +780,7 @@ class PolicyModel:
             counts=counts,
             order=order,
             indexed=_stack([view.indexed for view in views], s.pointer_slots, 2)[prompt_of],
-            word_keys=(np.stack([view.word_keys for view in views]) if views else np.zeros((0, s.pointer_slots), dtype=np.int64))[prompt_of],
+            word_keys=_stack([view.word_keys for view in views], s.pointer_slots)[prompt_of],
             numbers=numbers,
             number_context=number_context,
             number_diffs=number_diffs,
