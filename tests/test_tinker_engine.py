@@ -73,6 +73,14 @@ def test_the_policy_endpoint_serves_token_ids_and_logprobs_from_the_engine(engin
         finally:
             await learner.close()
         assert tinker_engine.adapter_status(engine, learner.model_id) == "unloaded"
+        # The session's heartbeat ends with it: left running, it outlives a stopped engine and
+        # warns of a failing connection from a background thread.
+        heartbeat = learner.service.holder._session_heartbeat_task
+        for _ in range(50):
+            if heartbeat.done():
+                break
+            await anyio.sleep(0.1)
+        assert heartbeat.cancelled()
 
     anyio.run(scenario)
 

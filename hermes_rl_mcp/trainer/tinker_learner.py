@@ -213,7 +213,21 @@ class TinkerLearner:
         return state
 
     async def close(self) -> None:
-        """Release the LoRA adapter, so the engine's slot frees now rather than after a timeout."""
+        """Release the LoRA adapter, so the engine's slot frees now rather than after a timeout,
+        and end the session's heartbeat."""
+        try:
+            await self._release_adapter()
+        finally:
+            self._end_session()
+
+    def _end_session(self) -> None:
+        # The SDK keeps a session alive with a heartbeat from a background thread for as long as
+        # the client object lives; it has no public close, so its holder's is called where present.
+        holder = getattr(self.service, "holder", None)
+        if holder is not None and callable(getattr(holder, "close", None)):
+            holder.close()
+
+    async def _release_adapter(self) -> None:
         model_id = self.model_id
         if model_id is None or self.base_url is None:
             return  # the hosted service frees a session's adapters itself
