@@ -1,17 +1,18 @@
-"""Does the local policy learn tasks it was not designed around? Forty-five new tasks, default settings.
+"""Does the local policy learn tasks it was not designed around? Fifty-one new tasks, default settings.
 
     python bench/bench_generality.py [TASK ...] [--timeout 300] [--keep]
 
 The tasks live in ``bench/tasks/`` and are written against the public SDK only, as a new user
 would write them: string maps (uppercase, first_letters, plural, repeat_word, shift_letters,
-capitalize), selection (pick_largest, longer_word, last_letter, middle_word, largest_number,
-letter_at, pick_category), ordering (sort_letters, swap_words, reverse_words), counting (count_letter,
-word_count, vowel_count, word_length, list_length, count_even), classification with a free-text
-answer (parity, vowel_start) and through ``guided_choice`` (sentiment, has_letter, in_order, bigger_number,
-is_palindrome), numbers computed from the prompt's (next_number, years_between, add_three,
-double_number, change_due, age_later, digit_sum, total_price, minutes_left), and multi-turn
-games (guess_number, remember_word, two_letters, running_total, recall_parity, countdown,
-name_and_city).
+capitalize, drop_vowels), selection (pick_largest, longer_word, last_letter, middle_word,
+largest_number, letter_at, pick_category, starts_with), ordering (sort_letters, swap_words,
+reverse_words, month_order), counting (count_letter, word_count, vowel_count, word_length,
+list_length, count_even, distinct_letters), classification with a free-text answer (parity,
+vowel_start) and through ``guided_choice`` (sentiment, has_letter, in_order, bigger_number,
+is_palindrome, time_of_day), numbers computed from the prompt's (next_number, years_between,
+add_three, double_number, change_due, age_later, digit_sum, total_price, minutes_left), and
+multi-turn games (guess_number, remember_word, two_letters, running_total, recall_parity,
+countdown, name_and_city, shopping_list).
 Tasks were added in rounds, each written after the policy
 was last changed and first run as it stood; the README says which are still blind (no part of
 the policy was chosen by looking at them). Each run starts as the MCP server starts one (a control plane
@@ -53,6 +54,7 @@ TASKS = (
     "shift_letters", "largest_number", "reverse_words", "recall_parity",
     "capitalize", "letter_at", "countdown",
     "vowel_start", "pick_category", "count_even", "name_and_city",
+    "drop_vowels", "starts_with", "month_order", "distinct_letters", "time_of_day", "shopping_list",
 )
 BAR = 0.9
 MAX_WALL = 180.0
