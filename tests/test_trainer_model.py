@@ -750,3 +750,31 @@ def test_the_pointer_can_pick_a_word_by_what_it_is() -> None:
     for row in range(2):
         at = np.flatnonzero(keys[row] == fig)[0]
         assert after[row, at] > 2 * before[row, at]  # wherever "fig" stands, one weight reads it
+
+
+def test_the_pointer_can_pick_a_word_by_its_place_in_an_earlier_message() -> None:
+    from hermes_rl_mcp.trainer.model import GAINS, WORD_PLACES
+
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    s = model.shape
+    opening = slice(s.window + s.message_slots, s.window + 2 * s.message_slots)
+    prompts = [
+        TOK.generation_prompt([
+            {"role": "user", "content": f"My list: {items}."}, {"role": "assistant", "content": "OK"},
+            {"role": "user", "content": "The second?"},
+        ])
+        for items in ("tea, jam, rice", "sugar, milk, eggs")
+    ]
+    feats = model.features(prompts, [[], []])
+    keys, text = feats.place_keys[:, opening], feats.slots[:, opening]
+    # a key at each word's first character: the opening message's view (the third), its place
+    assert TOK.decode(text[0, keys[0] >= 0]) == "Mltjr" and TOK.decode(text[1, keys[1] >= 0]) == "Mlsme"
+    assert keys[0, keys[0] >= 0].tolist() == [2 * WORD_PLACES + k for k in range(5)]
+    fourth = 2 * WORD_PLACES + 3
+    before = model.forward(feats).attention[:, opening]
+    model.params["P_place"][fourth] = 1.0 / GAINS["P_place"]
+    after = model.forward(feats).attention[:, opening]
+    for row, word in enumerate(("jam", "milk")):
+        at = int(np.flatnonzero(keys[row] == fourth)[0])
+        assert TOK.decode(text[row, at : at + len(word)]) == word
+        assert after[row, at] > 2 * before[row, at]  # whatever the words' lengths, one weight reads the fourth

@@ -102,7 +102,7 @@ GAINS = {
     "P_order": 10.0, "P_index": 10.0,
     "M": 10.0, "R": 60.0, "C": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
-    "Q_pos": 1.0, "Q_key": 1.0, "Q_word": 1.0, "P_word": 10.0,
+    "Q_pos": 1.0, "Q_key": 1.0, "Q_word": 1.0, "P_word": 10.0, "Q_place": 1.0, "P_place": 10.0,
     # The number path's value weights, the log of its spread and its share (a logit) per step.
     "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_bias": 10.0, "N_diff": 10.0, "N_lone": 10.0, "N_tally": 10.0, "N_spread": 15.0, "N_mix": 10.0,
 }
@@ -120,6 +120,13 @@ NUMBER_MIX_PRIOR = 0.25  # the number path's share of the next token where it ap
 # Messages read from their start: the last, the conversation's opening, and the user's message
 # before the last.
 HEADS = 3
+# A word's place in its message (counted from 1) has a pointer key of its own in each view up to
+# this place; words further on share none.
+WORD_PLACES = 16
+PLACE_KEYS = (HEADS + 1) * WORD_PLACES
+# The pointer's keys per word, each scored at the slot where a word starts, fixed and as the
+# hidden layer asks: (the Features field holding each slot's key, fixed weights, query weights).
+WORD_KEYS = (("word_keys", "P_word", "Q_word"), ("place_keys", "P_place", "Q_place"))
 NUMBER_SLOTS = 2 * MAX_NUMBERS  # the last message's numbers, then the opening message's
 # The number path's bias is a weight on this constant input, not on 1: a step then moves the
 # value as far as a step of a weight on a number of ``STEP_REFERENCE`` or more does. On 1, the
@@ -160,7 +167,7 @@ class ModelShape:
     vocab_size: int
     hidden_size: int = 64
     window: int = 32  # prompt tokens seen, counted back from the end of the prompt
-    message_slots: int = 32  # characters of each of the HEADS messages seen, counted from its start
+    message_slots: int = 64  # characters of each of the HEADS messages seen, counted from its start
     gen_slots: int = 8  # generated tokens seen by position
     max_steps: int = 16  # steps with their own embedding, output bias and pointer positions
     max_count: int = 12  # occurrence counts with their own row (more share the last)
@@ -237,6 +244,7 @@ class PromptView:
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
     indexed: np.ndarray  # (pointer_slots, 2) float: 1 where the slot's place in its word / its word's place in its message is a number of the last message
     word_keys: np.ndarray  # (pointer_slots,) int: the hashed row of the word a slot starts (-1: it starts none)
+    place_keys: np.ndarray  # (pointer_slots,) int: the view and place in its message of the word a slot starts (-1: none)
     numbers: np.ndarray  # (NUMBER_SLOTS,) float: the last message's first numbers, then the opening's (0 where none)
     number_context: np.ndarray  # (NUMBER_SLOTS, 3) int: each number's place, the token before it and the one after
     number_count: int  # numbers in the last message
@@ -297,6 +305,7 @@ class Features:
     order: np.ndarray  # (N, pointer_slots, 2) float: 1 where the slot's character is the first / last unwritten one of its word
     indexed: np.ndarray  # (N, pointer_slots, 2) float: the prompt's ``PromptView.indexed``
     word_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.word_keys``
+    place_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.place_keys``
     numbers: np.ndarray  # (P, NUMBER_SLOTS) float: the prompts' numbers
     number_context: np.ndarray  # (P, NUMBER_SLOTS, 3) int: their places and neighbouring tokens
     number_diffs: np.ndarray  # (P, MAX_NUMBERS - 1) float: the last message's numbers minus the one before each
@@ -364,6 +373,8 @@ class PolicyModel:
         self._offset_valid = (codes[:, None] >= first) & (codes[None, :] >= first)
         self._window_pairs = np.triu_indices(shape.window, k=1)  # the slot pairs of ``repeats``
         self._neighbour_sources = _neighbour_sources(shape)
+        # each character slot's view: 0 the window, then the HEADS messages' (the end slot's is -1)
+        self._slot_views = np.concatenate([np.zeros(shape.window), np.repeat(np.arange(1, HEADS + 1), shape.message_slots), [-1]]).astype(np.int64)
 
     @property
     def dtype(self) -> np.dtype:
@@ -425,6 +436,9 @@ class PolicyModel:
             # which words to start copying, by the word (hashed as the bag's rows) and by what was read
             "P_word": np.zeros(shape.word_rows),
             "Q_word": np.zeros((shape.word_rows, h)),
+            # which words to start copying, by the word's place in its message, in each view
+            "P_place": np.zeros(PLACE_KEYS),
+            "Q_place": np.zeros((PLACE_KEYS, h)),
             # The number path (``trainer/numbers.py``): a value from the prompt's numbers.
             "N_place": np.zeros(NUMBER_SLOTS),
             "N_before": np.zeros(v),
@@ -507,11 +521,16 @@ class PolicyModel:
         message, opening, earlier = heads
         content = tokens[start:stop]
         numbers, number_context, number_count, opening_count = self._numbers(content, tokens[first_start:first_stop])
+        places = self._places(tokens)
         indexed = np.zeros((s.pointer_slots, 2), dtype=self.dtype)
         named = numbers[: min(number_count, MAX_NUMBERS)]
-        indexed[read] = np.isin(self._places(tokens), named[named > 0])[source[read]]
+        indexed[read] = np.isin(places, named[named > 0])[source[read]]
         word_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
         word_keys[read] = self._word_starts(tokens)[source[read]]
+        place_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
+        starts = places[source[read]]
+        keyed = (starts[:, 0] == 1) & (starts[:, 1] <= WORD_PLACES)
+        place_keys[read] = np.where(keyed, self._slot_views[read] * WORD_PLACES + starts[:, 1] - 1, -1)
         number_diffs = neighbour_differences(numbers, number_count)
         comparisons = np.concatenate(
             [pair_comparisons(numbers[:MAX_NUMBERS], number_count), pair_comparisons(numbers[MAX_NUMBERS:], opening_count)]
@@ -524,7 +543,7 @@ class PolicyModel:
         return PromptView(
             window, message, opening, earlier, len(content), self._repeats(window), rises, self._bag_rows(content),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
-            ordered, indexed, word_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
+            ordered, indexed, word_keys, place_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content),
         )
 
@@ -781,6 +800,7 @@ class PolicyModel:
             order=order,
             indexed=_stack([view.indexed for view in views], s.pointer_slots, 2)[prompt_of],
             word_keys=_stack([view.word_keys for view in views], s.pointer_slots)[prompt_of],
+            place_keys=_stack([view.place_keys for view in views], s.pointer_slots)[prompt_of],
             numbers=numbers,
             number_context=number_context,
             number_diffs=number_diffs,
@@ -954,10 +974,11 @@ class PolicyModel:
         scores[:, :-1] += hidden @ (GAINS["Q_pos"] * p["Q_pos"])
         wanted = GAINS["P_key"] * p["P_key"] + hidden @ (GAINS["Q_key"] * p["Q_key"])  # (N, V)
         scores[:, :-1] += np.take_along_axis(wanted, feats.slots[:, :-1], axis=1)
-        keyed = np.nonzero(feats.word_keys >= 0)  # (row, slot) pairs where a slot starts a word
-        words = feats.word_keys[keyed]
-        asked = (hidden[keyed[0]] * (GAINS["Q_word"] * p["Q_word"][words])).sum(axis=1)
-        scores[keyed] += asked + GAINS["P_word"] * p["P_word"][words]
+        for keys, fixed, query in WORD_KEYS:
+            keyed = np.nonzero(getattr(feats, keys) >= 0)  # (row, slot) pairs where a slot starts a word
+            rows = getattr(feats, keys)[keyed]
+            asked = (hidden[keyed[0]] * (GAINS[query] * p[query][rows])).sum(axis=1)
+            scores[keyed] += asked + GAINS[fixed] * p[fixed][rows]
         scores[:, :-1][feats.slots[:, :-1] == PAD] = -np.inf
         scores -= scores.max(axis=1, keepdims=True)
         weights = np.exp(scores)
@@ -1048,14 +1069,15 @@ class PolicyModel:
         grads["P_key"] = GAINS["P_key"] * dwanted.sum(axis=0)
         grads["Q_key"] = GAINS["Q_key"] * (cache.hidden.T @ dwanted)
         grads["Q_pos"] = GAINS["Q_pos"] * (cache.hidden.T @ dscores[:, :-1])
-        keyed = np.nonzero(feats.word_keys >= 0)
-        words, dasked = feats.word_keys[keyed], dscores[keyed]
-        grads["P_word"] = GAINS["P_word"] * np.bincount(words, weights=dasked, minlength=p["P_word"].size)
-        grads["Q_word"] = GAINS["Q_word"] * _rows_sum(words, cache.hidden[keyed[0]] * dasked[:, None], p["Q_word"].shape)
         grads.update(self._number_backward(cache, targets, dlogp, entropy_weight, rewarded))
         dhidden = dlogits @ p["W2"].T
         dhidden += dscores[:, :-1] @ (GAINS["Q_pos"] * p["Q_pos"]).T + dwanted @ (GAINS["Q_key"] * p["Q_key"]).T
-        dhidden += _rows_sum(keyed[0], (GAINS["Q_word"] * p["Q_word"][words]) * dasked[:, None], dhidden.shape)
+        for keys, fixed, query in WORD_KEYS:
+            keyed = np.nonzero(getattr(feats, keys) >= 0)
+            rows, dasked = getattr(feats, keys)[keyed], dscores[keyed]
+            grads[fixed] = GAINS[fixed] * np.bincount(rows, weights=dasked, minlength=p[fixed].size)
+            grads[query] = GAINS[query] * _rows_sum(rows, cache.hidden[keyed[0]] * dasked[:, None], p[query].shape)
+            dhidden += _rows_sum(keyed[0], (GAINS[query] * p[query][rows]) * dasked[:, None], dhidden.shape)
         dpre = dhidden * (cache.pre > 0)
         grads["b1"] = dpre.sum(axis=0)
         # positions after the same prompt share its rows: sum their gradients first
