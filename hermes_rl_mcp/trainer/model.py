@@ -28,7 +28,9 @@ views of its context, each a bias that helps short text tasks in general:
   layer asks for (a query over positions and over tokens, so which word to copy can depend on
   the whole prompt), by word (at a word's first character, a key per hashed word, fixed and as
   the hidden layer asks: which of the prompt's words to copy can depend on what the word is,
-  not only on its letters or place), by coverage (whether the slot's token was already emitted
+  not only on its letters or place), by a word's place in its message (a key per view and
+  place at the word's first character, fixed and as the hidden layer asks: "the second item"
+  is one place whatever the items' lengths), by coverage (whether the slot's token was already emitted
   this turn) and by neighbourhood (whether the slot follows, or precedes, a prompt occurrence of the token just
   emitted, or of the last two, so copying a span forwards or backwards is one weight and a
   letter shared by two words does not switch words mid-copy; the end slot follows the last
