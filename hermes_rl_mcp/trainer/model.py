@@ -30,8 +30,8 @@ views of its context, each a bias that helps short text tasks in general:
   the hidden layer asks: which of the prompt's words to copy can depend on what the word is,
   not only on its letters or place), by a word's place in its message (a key per view and
   place at the word's first character, fixed and as the hidden layer asks: "the second item"
-  is one place whatever the items' lengths), by coverage (whether the slot's token was already emitted
-  this turn) and by neighbourhood (whether the slot follows, or precedes, a prompt occurrence of the token just
+  is one place whatever the items' lengths), by coverage (whether the slot's token was already
+  emitted this turn) and by neighbourhood (whether the slot follows, or precedes, a prompt occurrence of the token just
   emitted, or of the last two, so copying a span forwards or backwards is one weight and a
   letter shared by two words does not switch words mid-copy; the end slot follows the last
   message's last characters, so "stop where the message stops" is a weight too). The attended
@@ -376,7 +376,8 @@ class PolicyModel:
         self._window_pairs = np.triu_indices(shape.window, k=1)  # the slot pairs of ``repeats``
         self._neighbour_sources = _neighbour_sources(shape)
         # each character slot's view: 0 the window, then the HEADS messages' (the end slot's is -1)
-        self._slot_views = np.concatenate([np.zeros(shape.window), np.repeat(np.arange(1, HEADS + 1), shape.message_slots), [-1]]).astype(np.int64)
+        views = [np.zeros(shape.window), np.repeat(np.arange(1, HEADS + 1), shape.message_slots), [-1]]
+        self._slot_views = np.concatenate(views).astype(np.int64)
 
     @property
     def dtype(self) -> np.dtype:
