@@ -31,15 +31,15 @@ views of its context, each a bias that helps short text tasks in general:
   not only on its letters or place), by a word's place in its message (a key per view and
   place at the word's first character, fixed and as the hidden layer asks: "the second item"
   is one place whatever the items' lengths), by coverage (whether the slot's token was already
-  emitted this turn) and by neighbourhood (whether the slot follows, or precedes, a prompt occurrence of the token just
-  emitted, or of the last two, so copying a span forwards or backwards is one weight and a
-  letter shared by two words does not switch words mid-copy; the end slot follows the last
-  message's last characters, so "stop where the message stops" is a weight too). The attended
-  mass goes through a learned copy map (the identity at first; ``M`` per token pair and ``R``
-  per code distance, shared by every character) and each token's probability is multiplied by
-  a power of the mass it receives (plus a floor). So "emit the k-th character", "emit the largest digit",
-  "emit the next unused letter", "continue the word" or "emit each letter transformed" is a few
-  weights to learn.
+  emitted this turn) and by neighbourhood (whether the slot follows, or precedes, a prompt
+  occurrence of the token just emitted, or of the last two, so copying a span forwards or
+  backwards is one weight and a letter shared by two words does not switch words mid-copy; the
+  end slot follows the last message's last characters, so "stop where the message stops" is a
+  weight too). The attended mass goes through a learned copy map (the identity at first; ``M``
+  per token pair and ``R`` per code distance, shared by every character) and each token's
+  probability is multiplied by a power of the mass it receives (plus a floor). So "emit the
+  k-th character", "emit the largest digit", "emit the next unused letter", "continue the word"
+  or "emit each letter transformed" is a few weights to learn.
 * **counts through the pointer**: each slot also carries how often its character occurs in
   its word, and the attention summed per count adds a learned row of ``C`` to the logits, so
   "how many of this letter" is the pointer finding the letter plus a map from counts to tokens;
@@ -977,9 +977,10 @@ class PolicyModel:
         scores[:, :-1] += hidden @ (GAINS["Q_pos"] * p["Q_pos"])
         wanted = GAINS["P_key"] * p["P_key"] + hidden @ (GAINS["Q_key"] * p["Q_key"])  # (N, V)
         scores[:, :-1] += np.take_along_axis(wanted, feats.slots[:, :-1], axis=1)
-        for keys, fixed, query in WORD_KEYS:
-            keyed = np.nonzero(getattr(feats, keys) >= 0)  # (row, slot) pairs where a slot starts a word
-            rows = getattr(feats, keys)[keyed]
+        for field, fixed, query in WORD_KEYS:
+            keys = getattr(feats, field)
+            keyed = np.nonzero(keys >= 0)  # (row, slot) pairs where a slot starts a word
+            rows = keys[keyed]
             asked = (hidden[keyed[0]] * (GAINS[query] * p[query][rows])).sum(axis=1)
             scores[keyed] += asked + GAINS[fixed] * p[fixed][rows]
         scores[:, :-1][feats.slots[:, :-1] == PAD] = -np.inf
@@ -1075,9 +1076,10 @@ class PolicyModel:
         grads.update(self._number_backward(cache, targets, dlogp, entropy_weight, rewarded))
         dhidden = dlogits @ p["W2"].T
         dhidden += dscores[:, :-1] @ (GAINS["Q_pos"] * p["Q_pos"]).T + dwanted @ (GAINS["Q_key"] * p["Q_key"]).T
-        for keys, fixed, query in WORD_KEYS:
-            keyed = np.nonzero(getattr(feats, keys) >= 0)
-            rows, dasked = getattr(feats, keys)[keyed], dscores[keyed]
+        for field, fixed, query in WORD_KEYS:
+            keys = getattr(feats, field)
+            keyed = np.nonzero(keys >= 0)
+            rows, dasked = keys[keyed], dscores[keyed]
             grads[fixed] = GAINS[fixed] * np.bincount(rows, weights=dasked, minlength=p[fixed].size)
             grads[query] = GAINS[query] * _rows_sum(rows, cache.hidden[keyed[0]] * dasked[:, None], p[query].shape)
             dhidden += _rows_sum(keyed[0], (GAINS[query] * p[query][rows]) * dasked[:, None], dhidden.shape)
