@@ -55,6 +55,7 @@ TASKS = (
     "capitalize", "letter_at", "countdown",
     "vowel_start", "pick_category", "count_even", "name_and_city",
     "drop_vowels", "starts_with", "month_order", "distinct_letters", "time_of_day", "shopping_list",
+    "add_commas", "cheapest", "alphabetize", "count_animals", "quadrant", "which_room",
 )
 BAR = 0.9
 MAX_WALL = 180.0
