@@ -78,7 +78,7 @@ class AlphabetizeEnv(BaseEnv):
     async def collect_trajectories(self, item: Any) -> tuple[ScoredDataGroup | None, list[Any]]:
         from hermes_rl_mcp.sdk.policy_client import scored_group
 
-        group = await self.policy.chat(self.prompt(item), n=self.config.group_size, max_tokens=16)
+        group = await self.policy.chat(self.prompt(item), n=self.config.group_size, max_tokens=26)
         scores = [score(c.text, answer(item)) for c in group.completions]
         self.correct.extend(scores)
         return scored_group(group, scores), []
@@ -87,7 +87,7 @@ class AlphabetizeEnv(BaseEnv):
         from hermes_rl_mcp.sdk.concurrency import gather_bounded
 
         async def one(item: Item) -> float:
-            group = await self.policy.chat(self.prompt(item), n=1, max_tokens=16, temperature=0.0)
+            group = await self.policy.chat(self.prompt(item), n=1, max_tokens=26, temperature=0.0)
             return score(group.completions[0].text, answer(item))
 
         scores = await gather_bounded((one(i) for i in self.eval_items), self.config.max_eval_workers)

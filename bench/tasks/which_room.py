@@ -104,7 +104,7 @@ class WhichRoomEnv(BaseEnv):
             conversation.reply,
             max_turns=3,
             discount_factor=1.0,
-            max_tokens=6,
+            max_tokens=10,
             temperature=temperature,
         )
         return episode, conversation.right
