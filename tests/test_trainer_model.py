@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
-from hermes_rl_mcp.trainer.model import BIAS_INPUT, COMPARISONS, GAINS, HEADS, REPEAT_STEP, STATISTICS, PolicyModel, ViewCache
+from hermes_rl_mcp.trainer.model import (
+    BIAS_INPUT, COMPARISONS, GAINS, HEADS, REPEAT_STEP, SIGNS, STATISTICS, PolicyModel, ViewCache,
+)
 from hermes_rl_mcp.trainer.numbers import RewardedIntegers, read_numbers
 from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import ASSISTANT, END, PAD, USER, CharTokenizer, ChatTemplateError
@@ -374,6 +376,20 @@ def test_the_inputs_say_which_of_every_two_numbers_is_larger() -> None:
     assert comparisons("Walk from 5 to 2.", "L", "Now at 1; goal 2.") == ([1, 0, 0, 0, 0, 0], [-1, 0, 0, 0, 0, 0])
 
 
+def test_the_inputs_hold_the_sign_of_each_number() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    s = model.shape
+    start = s.window + HEADS * s.message_slots + s.neighbour_pairs + COMPARISONS  # after the comparisons
+
+    def signs(text: str) -> list[float]:
+        prompt = TOK.generation_prompt([{"role": "user", "content": text}])
+        return model.features([prompt], [[]]).prompt_dense[0][start : start + SIGNS].tolist()
+
+    assert signs("Which quadrant is (-3, 41) in?") == [-1, 1, 0, 0, 0, 0, 0, 0]
+    assert signs("From 1961-1994, or 7 - 2?") == [1, 1, 1, 1, 0, 0, 0, 0]  # hyphens and a minus apart
+    assert signs("No numbers.") == [0] * SIGNS
+
+
 def test_the_pointer_knows_which_letter_of_a_word_comes_next_in_order() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
     prompt = TOK.generation_prompt([{"role": "user", "content": "go dbca"}])
@@ -399,14 +415,23 @@ def test_the_pointer_knows_which_letter_of_a_word_comes_next_in_order() -> None:
 
 
 def test_the_prompts_numbers_are_read_with_their_places_and_neighbours() -> None:
-    is_digit = np.asarray([value is not None for value in TOK.digit_values])
-    values, context, count = read_numbers(np.asarray(TOK.encode("Add 12, 7 and 3004005.")), is_digit, TOK.encode("0")[0])
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=4)
+
+    def read(text: str) -> tuple[np.ndarray, np.ndarray, int]:
+        return read_numbers(np.asarray(TOK.encode(text)), model._is_digit, model._zero, model._minus, model._is_word_char)
+
+    values, context, count = read("Add 12, 7 and 3004005.")
     assert count == 3 and values.tolist() == [12.0, 7.0, 300400.0, 0.0]  # a long run is read as its first six digits
     assert [TOK.decode(context[k, 1:]) for k in range(3)] == [" ,", "  ", " ."]
-    _, context, count = read_numbers(np.asarray(TOK.encode("7-9")), is_digit, TOK.encode("0")[0])
+    values, context, count = read("7-9")
     assert count == 2 and context[:2, 1].tolist() == [PAD, TOK.encode("-")[0]] and context[:2, 2].tolist() == [TOK.encode("-")[0], PAD]
+    # a minus sign makes a number negative; a hyphen after a number or a word, or a minus
+    # standing apart, does not
+    assert values[:2].tolist() == [7.0, 9.0]
+    assert read("Is (3, -5) or (-12, 4) further?")[0].tolist() == [3.0, -5.0, -12.0, 4.0]
+    assert read("-8 degrees, 7 - 2, pages 3-4, x-1")[0].tolist() == [-8.0, 7.0, 2.0, 3.0]
+    assert read("x-1 and -1")[0][:2].tolist() == [1.0, -1.0]
     # in a conversation the opening message's numbers follow, in places of their own
-    model = PolicyModel.initialise(TOK, hidden_size=8, seed=4)
     view = model.prompt_view(TOK.generation_prompt([
         {"role": "user", "content": "Start with 6."}, {"role": "assistant", "content": "OK"}, {"role": "user", "content": "Add 3."},
     ]))

@@ -143,6 +143,9 @@ BIAS_INPUT = STEP_REFERENCE
 # not only neighbours: the largest of three is not known from two neighbouring comparisons
 # when the middle one is the smallest.
 COMPARISONS = 2 * len(NUMBER_PAIRS)
+# The hidden layer reads the sign of each number of the last message and of the opening (+1,
+# -1, 0 where none): which side of zero a number lies on is one input, whatever its digits.
+SIGNS = NUMBER_SLOTS
 # Arrays kept with the parameters (checkpointed and copied with them) that no gradient moves:
 # the mean tally of the prompts trained on, and how many prompts that mean is over (``observe``).
 STATISTICS = ("N_tally_mean", "N_tally_seen")
@@ -198,7 +201,7 @@ class ModelShape:
         """Dense inputs weighted by ``U``: the digit values of the prompt's views, the rises,
         the comparisons of neighbouring numbers and the digit values of the reply so far (the
         repeats have weights of their own, ``U_same``)."""
-        return self.window + HEADS * self.message_slots + self.neighbour_pairs + COMPARISONS + self.gen_slots
+        return self.window + HEADS * self.message_slots + self.neighbour_pairs + COMPARISONS + SIGNS + self.gen_slots
 
     @property
     def offsets(self) -> dict[str, int]:
@@ -295,7 +298,7 @@ class Features:
 
     prompt_of: np.ndarray  # (N,) int: the prompt each position follows
     prompt_rows: np.ndarray  # (P, rows) int: input-table rows of the prompt's views, summed
-    prompt_dense: np.ndarray  # (P, window + 2 * message_slots + neighbour_pairs + COMPARISONS) float: digit values, rises, comparisons
+    prompt_dense: np.ndarray  # (P, window + HEADS * message_slots + neighbour_pairs + COMPARISONS + SIGNS) float: digit values, rises, comparisons, signs
     repeats: np.ndarray  # (P, window_pairs) float: which window slots hold the same character
     position_rows: np.ndarray  # (N, rows) int: input-table rows of the turn so far
     position_dense: np.ndarray  # (N, gen_slots) float: digit values of the generated slots
@@ -362,6 +365,7 @@ class PolicyModel:
         self._is_word_char = is_word_char
         self._is_digit = np.asarray([value is not None for value in tokenizer.digit_values])
         self._zero = tokenizer.encode("0")[0]
+        self._minus = tokenizer.encode("-")[0]
         self._spelling = integer_spelling(tokenizer)
         # 1 for letters, 2 for digits, 0 for anything else: which characters compare by code
         self._char_kind = np.asarray(
@@ -414,7 +418,7 @@ class PolicyModel:
         sparse_count = shape.window + HEADS * shape.message_slots + shape.gen_slots + 3 + shape.bag_chars + shape.bag_words
         params: Params = {
             "W_in": rng.normal(0.0, 1.0 / np.sqrt(sparse_count), (shape.offsets["total"], h)),
-            "U": rng.normal(0.0, numeric_scale, (shape.num_dense - shape.neighbour_pairs, h)),
+            "U": rng.normal(0.0, numeric_scale, (shape.num_dense - shape.neighbour_pairs - SIGNS, h)),
             "U_same": np.zeros((shape.window_pairs, h)),
             "b1": np.zeros(h),
             "W2": rng.normal(0.0, 0.1 / np.sqrt(h), (h, v)),
@@ -468,8 +472,10 @@ class PolicyModel:
         params["B_step"][0, END] = -end_prior
         params["B_step"][1:, END] = end_prior
         params["W_in"][shape.offsets["absent"]] = 0.0
-        digits = shape.window + HEADS * shape.message_slots  # the rises start at zero, after the digits
-        params["U"] = np.concatenate([params["U"][:digits], np.zeros((shape.neighbour_pairs, h)), params["U"][digits:]])
+        # the rises (after the digits) and the signs (after the comparisons) start at zero
+        digits = shape.window + HEADS * shape.message_slots
+        drawn = np.split(params["U"], [digits, digits + COMPARISONS])
+        params["U"] = np.concatenate([drawn[0], np.zeros((shape.neighbour_pairs, h)), drawn[1], np.zeros((SIGNS, h)), drawn[2]])
         params["P_rel"][NEIGHBOUR_OFFSETS.index(1)] = span_prior
         for key, gain in GAINS.items():
             params[key] = params[key] / gain
@@ -563,8 +569,8 @@ class PolicyModel:
         """The number path's inputs: the last message's numbers, then the conversation's
         opening message's (its places after the last message's; none when the prompt holds
         one message), and how many each holds."""
-        numbers, context, count = read_numbers(content, self._is_digit, self._zero)
-        opening_numbers, opening_context, opening_count = read_numbers(opening, self._is_digit, self._zero)
+        numbers, context, count = read_numbers(content, self._is_digit, self._zero, self._minus, self._is_word_char)
+        opening_numbers, opening_context, opening_count = read_numbers(opening, self._is_digit, self._zero, self._minus, self._is_word_char)
         opening_context[:, 0] += MAX_NUMBERS
         return np.concatenate([numbers, opening_numbers]), np.concatenate([context, opening_context]), count, opening_count
 
@@ -746,8 +752,9 @@ class PolicyModel:
         )
         rises = _stack([view.rises for view in views], s.neighbour_pairs).astype(self.dtype, copy=False)
         comparisons = _stack([view.comparisons for view in views], COMPARISONS).astype(self.dtype)
+        signs = np.sign(_stack([view.numbers for view in views], NUMBER_SLOTS)).astype(self.dtype)
         prompt_dense = np.concatenate(
-            [self._digit_value[np.concatenate([window, message, opening, earlier], axis=1)], rises, comparisons], axis=1
+            [self._digit_value[np.concatenate([window, message, opening, earlier], axis=1)], rises, comparisons, signs], axis=1
         )
         # The pointer's slots hold the prompt's characters (its role and end tokens are not
         # answers to copy) and, last, the end token: attending past the prompt ends the turn.

@@ -77,12 +77,16 @@ class IntegerSpelling:
         return self._table.get(prefix)
 
 
-def read_numbers(tokens: np.ndarray, is_digit: np.ndarray, zero: int) -> tuple[np.ndarray, np.ndarray, int]:
+def read_numbers(
+    tokens: np.ndarray, is_digit: np.ndarray, zero: int, minus: int, is_word: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
     """The first MAX_NUMBERS numbers of ``tokens`` (one message's content; ``is_digit`` per
     token, ``zero`` the token of "0", the digits' tokens following it in order): their values
     (MAX_NUMBERS,), for each its place, the token before it and the token after it
     (MAX_NUMBERS, 3; PAD at the message's ends), and how many there are. Unused entries have
-    value 0, so they add nothing."""
+    value 0, so they add nothing. A number is negative where a minus sign (``minus``) stands
+    right before it and is not itself joined to a word (``is_word`` per token): "(3, -5)" holds
+    -5, while "7 - 5" and "1961-1994" hold 5 and 1994."""
     values = np.zeros(MAX_NUMBERS)
     context = np.zeros((MAX_NUMBERS, 3), dtype=np.int64)
     context[:, 0] = np.arange(MAX_NUMBERS)
@@ -91,6 +95,8 @@ def read_numbers(tokens: np.ndarray, is_digit: np.ndarray, zero: int) -> tuple[n
     runs = list(zip(edges[::2], edges[1::2]))[:MAX_NUMBERS]
     for k, (begin, end) in enumerate(runs):
         values[k] = float(int("".join(str(int(t) - zero) for t in tokens[begin:end][:MAX_DIGITS])))
+        if begin > 0 and tokens[begin - 1] == minus and (begin == 1 or not is_word[tokens[begin - 2]]):
+            values[k] = -values[k]
         context[k, 1] = tokens[begin - 1] if begin > 0 else PAD
         context[k, 2] = tokens[end] if end < len(tokens) else PAD
     return values, context, len(runs)
