@@ -390,6 +390,27 @@ def test_the_inputs_hold_the_sign_of_each_number() -> None:
     assert signs("No numbers.") == [0] * SIGNS
 
 
+def test_the_inputs_say_which_words_of_the_last_message_earlier_messages_spoke_of() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    words = model.shape.bag_words
+
+    def shared(*messages: str) -> tuple[list[float], list[float]]:
+        roles = ["user", "assistant"]
+        view = model.prompt_view(TOK.generation_prompt([{"role": roles[i % 2], "content": m} for i, m in enumerate(messages)]))
+        return view.shared[:7].tolist(), view.shared[words : words + 7].tolist()
+
+    opening, moved = "I left my phone in the kitchen.", "Later I moved my {} to the garage."
+    # Which(1) room(2) is(3) my(4) phone(5) in(6) now(7): "phone" is in the opening; in the
+    # message before the last only when that message moved it
+    asked = "Which room is my phone in now?"
+    assert shared(opening, "OK", moved.format("phone"), "OK", asked) == ([0, 0, 0, 1, 1, 1, 0], [0, 0, 0, 1, 1, 0, 0])
+    assert shared(opening, "OK", moved.format("wallet"), "OK", asked) == ([0, 0, 0, 1, 1, 1, 0], [0, 0, 0, 1, 0, 0, 0])
+    assert shared(asked) == ([0] * 7, [0] * 7)  # one message: nothing before it
+    view = model.prompt_view(TOK.generation_prompt([{"role": "user", "content": asked}]))
+    dense = model.features([TOK.generation_prompt([{"role": "user", "content": asked}])], [[]]).prompt_dense[0]
+    assert dense.shape[0] == model.shape.num_dense - model.shape.gen_slots and not view.shared.any()
+
+
 def test_the_pointer_knows_which_letter_of_a_word_comes_next_in_order() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
     prompt = TOK.generation_prompt([{"role": "user", "content": "go dbca"}])

@@ -199,9 +199,16 @@ class ModelShape:
     @property
     def num_dense(self) -> int:
         """Dense inputs weighted by ``U``: the digit values of the prompt's views, the rises,
-        the comparisons of neighbouring numbers and the digit values of the reply so far (the
-        repeats have weights of their own, ``U_same``)."""
-        return self.window + HEADS * self.message_slots + self.neighbour_pairs + COMPARISONS + SIGNS + self.gen_slots
+        the comparisons of the numbers, their signs, the words shared with earlier messages and
+        the digit values of the reply so far (the repeats have weights of their own,
+        ``U_same``)."""
+        return self.window + HEADS * self.message_slots + self.neighbour_pairs + COMPARISONS + SIGNS + self.shared_words + self.gen_slots
+
+    @property
+    def shared_words(self) -> int:
+        """Dense inputs saying which of the last message's first ``bag_words`` words occur in the
+        conversation's opening message, then in the user's message before the last."""
+        return 2 * self.bag_words
 
     @property
     def offsets(self) -> dict[str, int]:
@@ -244,6 +251,7 @@ class PromptView:
     repeats: np.ndarray  # (window_pairs,) float: 1 where two window slots hold the same character
     rises: np.ndarray  # (neighbour_pairs,) float: +1 / -1 where a character's code is above / below the one before
     bag: np.ndarray  # (bag_chars + bag_words,) rows of the character and word bags
+    shared: np.ndarray  # (2 * bag_words,) float: 1 where the last message's k-th word occurs in the opening / the message before the last
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
@@ -298,7 +306,7 @@ class Features:
 
     prompt_of: np.ndarray  # (N,) int: the prompt each position follows
     prompt_rows: np.ndarray  # (P, rows) int: input-table rows of the prompt's views, summed
-    prompt_dense: np.ndarray  # (P, window + HEADS * message_slots + neighbour_pairs + COMPARISONS + SIGNS) float: digit values, rises, comparisons, signs
+    prompt_dense: np.ndarray  # (P, window + HEADS * message_slots + neighbour_pairs + COMPARISONS + SIGNS + shared_words) float
     repeats: np.ndarray  # (P, window_pairs) float: which window slots hold the same character
     position_rows: np.ndarray  # (N, rows) int: input-table rows of the turn so far
     position_dense: np.ndarray  # (N, gen_slots) float: digit values of the generated slots
@@ -418,7 +426,7 @@ class PolicyModel:
         sparse_count = shape.window + HEADS * shape.message_slots + shape.gen_slots + 3 + shape.bag_chars + shape.bag_words
         params: Params = {
             "W_in": rng.normal(0.0, 1.0 / np.sqrt(sparse_count), (shape.offsets["total"], h)),
-            "U": rng.normal(0.0, numeric_scale, (shape.num_dense - shape.neighbour_pairs - SIGNS, h)),
+            "U": rng.normal(0.0, numeric_scale, (shape.num_dense - shape.neighbour_pairs - SIGNS - shape.shared_words, h)),
             "U_same": np.zeros((shape.window_pairs, h)),
             "b1": np.zeros(h),
             "W2": rng.normal(0.0, 0.1 / np.sqrt(h), (h, v)),
@@ -472,10 +480,13 @@ class PolicyModel:
         params["B_step"][0, END] = -end_prior
         params["B_step"][1:, END] = end_prior
         params["W_in"][shape.offsets["absent"]] = 0.0
-        # the rises (after the digits) and the signs (after the comparisons) start at zero
+        # the rises (after the digits), the signs and the shared words (after the comparisons)
+        # start at zero
         digits = shape.window + HEADS * shape.message_slots
         drawn = np.split(params["U"], [digits, digits + COMPARISONS])
-        params["U"] = np.concatenate([drawn[0], np.zeros((shape.neighbour_pairs, h)), drawn[1], np.zeros((SIGNS, h)), drawn[2]])
+        params["U"] = np.concatenate(
+            [drawn[0], np.zeros((shape.neighbour_pairs, h)), drawn[1], np.zeros((SIGNS + shape.shared_words, h)), drawn[2]]
+        )
         params["P_rel"][NEIGHBOUR_OFFSETS.index(1)] = span_prior
         for key, gain in GAINS.items():
             params[key] = params[key] / gain
@@ -551,6 +562,7 @@ class PolicyModel:
         )
         return PromptView(
             window, message, opening, earlier, len(content), self._repeats(window), rises, self._bag_rows(content),
+            self._shared_words(content, tokens[first_start:first_stop], tokens[earlier_start:earlier_stop]),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
             ordered, indexed, word_keys, place_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content),
@@ -602,6 +614,17 @@ class PolicyModel:
         word_number = np.cumsum(starts)
         keys = word_number[in_word] * self.shape.vocab_size + tokens[in_word]
         out[in_word] = np.bincount(keys)[keys]
+        return out
+
+    def _shared_words(self, last: np.ndarray, opening: np.ndarray, earlier: np.ndarray) -> np.ndarray:
+        """(2 * bag_words,): 1 where the last message's k-th word (of its first ``bag_words``)
+        also occurs in ``opening``, then in ``earlier``: whether the thing asked about now is
+        the one a message before spoke of is one input, not a relation between character slots."""
+        keys = self._hashed_words(last)[1][: self.shape.bag_words]
+        out = np.zeros(2 * self.shape.bag_words, dtype=self.dtype)
+        for half, other in enumerate((opening, earlier)):
+            seen = set(self._hashed_words(other)[1])
+            out[half * self.shape.bag_words : half * self.shape.bag_words + len(keys)] = [key in seen for key in keys]
         return out
 
     def _places(self, tokens: np.ndarray) -> np.ndarray:
@@ -753,8 +776,9 @@ class PolicyModel:
         rises = _stack([view.rises for view in views], s.neighbour_pairs).astype(self.dtype, copy=False)
         comparisons = _stack([view.comparisons for view in views], COMPARISONS).astype(self.dtype)
         signs = np.sign(_stack([view.numbers for view in views], NUMBER_SLOTS)).astype(self.dtype)
+        shared = _stack([view.shared for view in views], s.shared_words).astype(self.dtype, copy=False)
         prompt_dense = np.concatenate(
-            [self._digit_value[np.concatenate([window, message, opening, earlier], axis=1)], rises, comparisons, signs], axis=1
+            [self._digit_value[np.concatenate([window, message, opening, earlier], axis=1)], rises, comparisons, signs, shared], axis=1
         )
         # The pointer's slots hold the prompt's characters (its role and end tokens are not
         # answers to copy) and, last, the end token: attending past the prompt ends the turn.
