@@ -13,7 +13,12 @@ views of its context, each a bias that helps short text tasks in general:
 * **numbers as values**: every digit in those slots also enters as its value along a direction
   learned per slot, so comparing or combining digits is linear; and for every pair of numbers
   of the last message and of a conversation's opening, whether the second is above or below the
-  first, so which of two numbers is larger is one input whatever their length or place;
+  first, so which of two numbers is larger is one input whatever their length or place; and
+  each of those numbers' sign (a minus sign right before a number, not joined to a word, makes
+  it negative), so which side of zero a number lies on is one input too;
+* **words said before**: for each of the last message's first words, whether the
+  conversation's opening message holds it, and whether the user's message before the last
+  does, so "is the thing asked about the one just mentioned" is one input;
 * **repeats**: for every pair of window slots, whether they hold the same character, so "is
   this letter in that word" or "the same word again" is a sum of inputs, not a search;
 * **rises**: for every two neighbouring characters of each view, whether the second comes
