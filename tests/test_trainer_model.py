@@ -406,9 +406,6 @@ def test_the_inputs_say_which_words_of_the_last_message_earlier_messages_spoke_o
     assert shared(opening, "OK", moved.format("phone"), "OK", asked) == ([0, 0, 0, 1, 1, 1, 0], [0, 0, 0, 1, 1, 0, 0])
     assert shared(opening, "OK", moved.format("wallet"), "OK", asked) == ([0, 0, 0, 1, 1, 1, 0], [0, 0, 0, 1, 0, 0, 0])
     assert shared(asked) == ([0] * 7, [0] * 7)  # one message: nothing before it
-    view = model.prompt_view(TOK.generation_prompt([{"role": "user", "content": asked}]))
-    dense = model.features([TOK.generation_prompt([{"role": "user", "content": asked}])], [[]]).prompt_dense[0]
-    assert dense.shape[0] == model.shape.num_dense - model.shape.gen_slots and not view.shared.any()
 
 
 def test_the_pointer_knows_which_letter_of_a_word_comes_next_in_order() -> None:

@@ -586,8 +586,9 @@ class PolicyModel:
         """The number path's inputs: the last message's numbers, then the conversation's
         opening message's (its places after the last message's; none when the prompt holds
         one message), and how many each holds."""
-        numbers, context, count = read_numbers(content, self._is_digit, self._zero, self._minus, self._is_word_char)
-        opening_numbers, opening_context, opening_count = read_numbers(opening, self._is_digit, self._zero, self._minus, self._is_word_char)
+        minus_sign = (self._minus, self._is_word_char)  # what makes a number negative
+        numbers, context, count = read_numbers(content, self._is_digit, self._zero, *minus_sign)
+        opening_numbers, opening_context, opening_count = read_numbers(opening, self._is_digit, self._zero, *minus_sign)
         opening_context[:, 0] += MAX_NUMBERS
         return np.concatenate([numbers, opening_numbers]), np.concatenate([context, opening_context]), count, opening_count
 
