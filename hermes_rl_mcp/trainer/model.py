@@ -80,6 +80,7 @@ tests. Parameters are a plain dict of arrays so the optimiser and checkpoints tr
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
@@ -550,8 +551,12 @@ class PolicyModel:
         indexed = np.zeros((s.pointer_slots, 2), dtype=self.dtype)
         named = numbers[: min(number_count, MAX_NUMBERS)]
         indexed[read] = np.isin(places, named[named > 0])[source[read]]
+        # every word of the prompt hashed once: the pointer's word keys, the bag's word rows and
+        # the words shared between messages all read these
+        word_starts, hashed = self._hashed_words(tokens)
+        last_words = _words_between(word_starts, hashed, start, stop)
         word_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
-        word_keys[read] = self._word_starts(tokens)[source[read]]
+        word_keys[read] = self._word_starts(len(tokens), word_starts, hashed)[source[read]]
         place_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
         starts = places[source[read]]
         keyed = (starts[:, 0] == 1) & (starts[:, 1] <= WORD_PLACES)
@@ -566,8 +571,12 @@ class PolicyModel:
             [self._rises(window[1:], window[:-1]), *(self._rises(head[:-1], head[1:]) for head in heads)]
         )
         return PromptView(
-            window, message, opening, earlier, len(content), self._repeats(window), rises, self._bag_rows(content),
-            self._shared_words(content, tokens[first_start:first_stop], tokens[earlier_start:earlier_stop]),
+            window, message, opening, earlier, len(content), self._repeats(window), rises, self._bag_rows(content, last_words),
+            self._shared_words(
+                last_words,
+                _words_between(word_starts, hashed, first_start, first_stop),
+                _words_between(word_starts, hashed, earlier_start, earlier_stop),
+            ),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
             ordered, indexed, word_keys, place_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content),
@@ -622,14 +631,15 @@ class PolicyModel:
         out[in_word] = np.bincount(keys)[keys]
         return out
 
-    def _shared_words(self, last: np.ndarray, opening: np.ndarray, earlier: np.ndarray) -> np.ndarray:
+    def _shared_words(self, last: list[int], opening: list[int], earlier: list[int]) -> np.ndarray:
         """(2 * bag_words,): 1 where the last message's k-th word (of its first ``bag_words``)
-        also occurs in ``opening``, then in ``earlier``: whether the thing asked about now is
-        the one a message before spoke of is one input, not a relation between character slots."""
-        keys = self._hashed_words(last)[1][: self.shape.bag_words]
+        also occurs in the opening message, then in the user's message before the last (each
+        message's hashed words, ``_hashed_words``): whether the thing asked about now is the one
+        a message before spoke of is one input, not a relation between character slots."""
+        keys = last[: self.shape.bag_words]
         out = np.zeros(2 * self.shape.bag_words, dtype=self.dtype)
         for half, other in enumerate((opening, earlier)):
-            seen = set(self._hashed_words(other)[1])
+            seen = set(other)
             out[half * self.shape.bag_words : half * self.shape.bag_words + len(keys)] = [key in seen for key in keys]
         return out
 
@@ -651,11 +661,10 @@ class PolicyModel:
         out[:, 1] = np.where(in_word, words - words[message_start] + starts[message_start], 0)
         return out
 
-    def _word_starts(self, tokens: np.ndarray) -> np.ndarray:
-        """(len(tokens),): at each word's first token, the word's hashed row (as the bag hashes
-        it); -1 elsewhere."""
-        out = np.full(len(tokens), -1, dtype=np.int64)
-        starts, keys = self._hashed_words(tokens)
+    def _word_starts(self, length: int, starts: list[int], keys: list[int]) -> np.ndarray:
+        """(length,): at each word's first token, the word's hashed row (as the bag hashes it);
+        -1 elsewhere. ``starts`` and ``keys`` are the prompt's words (``_hashed_words``)."""
+        out = np.full(length, -1, dtype=np.int64)
         if starts:
             out[np.asarray(starts)] = _hash_rows(np.asarray(keys, dtype=np.int64), self.shape.word_rows)
         return out
@@ -693,12 +702,13 @@ class PolicyModel:
             out[begin:end, 1] = letters & (codes > word[:, None])
         return out
 
-    def _bag_rows(self, content: np.ndarray) -> np.ndarray:
+    def _bag_rows(self, content: np.ndarray, words: list[int]) -> np.ndarray:
+        """The bag's rows for the last message: its characters with their counts, and its
+        hashed words (``words``, in order)."""
         s, o = self.shape, self._offsets
         counts = np.bincount(content, minlength=s.vocab_size)
         chars = np.flatnonzero(counts)
         char_rows = o["chars"] + chars * s.max_count + np.minimum(counts[chars], s.max_count) - 1
-        _, words = self._hashed_words(content)
         word_rows = o["words"] + _hash_rows(np.asarray(words[: s.bag_words], dtype=np.int64), s.word_rows)
         bag = np.full(s.bag_chars + s.bag_words, self.absent_row, dtype=np.int64)
         bag[: min(len(char_rows), s.bag_chars)] = char_rows[: s.bag_chars]
@@ -1267,6 +1277,12 @@ def _token_bits(tokens: np.ndarray) -> np.ndarray:
 def _stack(rows: list[np.ndarray], *shape: int) -> np.ndarray:
     """The prompts' rows stacked; an empty batch of rows of ``shape`` for no prompts."""
     return np.stack(rows) if rows else np.zeros((0, *shape), dtype=np.int64)
+
+
+def _words_between(starts: list[int], keys: list[int], begin: int, end: int) -> list[int]:
+    """The keys of the words that start in ``[begin, end)``: one message's words, from the
+    prompt's (a message's words never run past it: role and end tokens are not word characters)."""
+    return keys[bisect_left(starts, begin) : bisect_left(starts, end)]
 
 
 def _hash_rows(keys: np.ndarray, rows: int) -> np.ndarray:
