@@ -303,6 +303,31 @@ class ViewCache:
 
 
 @dataclass
+class PromptFeatures:
+    """The views of P prompts stacked into the inputs every row after them shares: built once
+    for a batch of prompts, however many rows and token steps follow them (``Features`` has
+    the fields' meanings)."""
+
+    first_token: np.ndarray  # (P,) the prompt's last token (window slot 0): the previous token at the first step
+    message_length: np.ndarray  # (P,) int: the last message's length
+    prompt_rows: np.ndarray
+    prompt_dense: np.ndarray
+    repeats: np.ndarray
+    slots: np.ndarray  # (P, pointer_slots) int
+    neighbours: np.ndarray  # (P, pointer_slots, offsets) int: ``PromptView.neighbours``
+    counts: np.ndarray  # (P, pointer_slots) int
+    ordered: np.ndarray | None  # (P, pointer_slots, 2, words) uint64: ``PromptView.ordered`` (None: no prompts)
+    indexed: np.ndarray  # (P, pointer_slots, 2) float
+    word_keys: np.ndarray  # (P, pointer_slots) int
+    place_keys: np.ndarray  # (P, pointer_slots) int
+    numbers: np.ndarray
+    number_context: np.ndarray
+    number_diffs: np.ndarray
+    lone_number: np.ndarray
+    tally: np.ndarray
+
+
+@dataclass
 class Features:
     """Model inputs for N positions, each predicting one next token, after P distinct prompts.
 
@@ -739,14 +764,15 @@ class PolicyModel:
             if len(done):
                 prev[i, -min(len(done), 2) :] = done[-2:]
                 emitted[i, done] = True
-        return self._assemble(views, prompt_of, gen, step, prev, emitted)
+        return self._assemble(self.prompt_features(views), prompt_of, gen, step, prev, emitted)
 
     def features_for_rows(
-        self, views: Sequence[PromptView], prompt_of: np.ndarray, generated: np.ndarray, images: np.ndarray | None = None
+        self, prompts: PromptFeatures, prompt_of: np.ndarray, generated: np.ndarray, images: np.ndarray | None = None
     ) -> Features:
-        """Inputs for rows that each follow one of ``views`` (``prompt_of``) and have generated
-        ``generated[i]`` (all of the same length): the rows of a sampling step. ``images`` is
-        ``_images()``, for a caller that assembles many steps with the same parameters."""
+        """Inputs for rows that each follow one of ``prompts`` (``prompt_of``) and have generated
+        ``generated[i]`` (all of the same length): the rows of a sampling step. ``prompts`` is
+        ``prompt_features()`` and ``images`` is ``_images()``, for a caller that assembles many
+        steps of the same prompts with the same parameters."""
         s = self.shape
         n, t = generated.shape
         gen = np.full((n, s.gen_slots), PAD, dtype=np.int64)
@@ -756,21 +782,10 @@ class PolicyModel:
             prev[:, -min(t, 2) :] = generated[:, -2:]
         emitted = np.zeros((n, s.vocab_size), dtype=bool)
         np.put_along_axis(emitted, generated.astype(np.int64), True, axis=1)
-        return self._assemble(views, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, images)
+        return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, images)
 
-    def _assemble(
-        self,
-        views: Sequence[PromptView],
-        prompt_of: np.ndarray,
-        gen: np.ndarray,
-        step: np.ndarray,
-        prev: np.ndarray,
-        emitted: np.ndarray,
-        images: np.ndarray | None = None,
-    ) -> Features:
-        """Features from the prompts' views and each position's turn so far (``prev`` (N, 2): the
-        last two tokens emitted, -1 before the first; at the first step the prompt's last token
-        is the previous one)."""
+    def prompt_features(self, views: Sequence[PromptView]) -> PromptFeatures:
+        """What the rows following ``views`` share: their inputs stacked once per prompt."""
         s, o = self.shape, self._offsets
         v = s.vocab_size
         window = _stack([view.window for view in views], s.window)
@@ -778,7 +793,6 @@ class PolicyModel:
         opening = _stack([view.opening for view in views], s.message_slots)
         earlier = _stack([view.earlier for view in views], s.message_slots)
         bag = _stack([view.bag for view in views], s.bag_chars + s.bag_words)
-        length = np.asarray([view.message_length for view in views], dtype=np.int64)
         prompt_rows = np.concatenate(
             [
                 window + o["window"] + np.arange(s.window) * v,
@@ -789,20 +803,51 @@ class PolicyModel:
             ],
             axis=1,
         )
+        characters = np.concatenate([window, message, opening, earlier], axis=1)
         rises = _stack([view.rises for view in views], s.neighbour_pairs).astype(self.dtype, copy=False)
         comparisons = _stack([view.comparisons for view in views], COMPARISONS).astype(self.dtype)
         signs = np.sign(_stack([view.numbers for view in views], NUMBER_SLOTS)).astype(self.dtype)
         shared = _stack([view.shared for view in views], s.shared_words).astype(self.dtype, copy=False)
-        prompt_dense = np.concatenate(
-            [self._digit_value[np.concatenate([window, message, opening, earlier], axis=1)], rises, comparisons, signs, shared], axis=1
-        )
+        prompt_dense = np.concatenate([self._digit_value[characters], rises, comparisons, signs, shared], axis=1)
         # The pointer's slots hold the prompt's characters (its role and end tokens are not
         # answers to copy) and, last, the end token: attending past the prompt ends the turn.
-        characters = np.concatenate([window, message, opening, earlier], axis=1)
         characters = np.where(characters >= self.tokenizer.first_char_id, characters, PAD)
-        slots_p = np.concatenate([characters, np.full((len(views), 1), END, dtype=np.int64)], axis=1)
-        neighbours = _stack([view.neighbours for view in views], s.pointer_slots, len(NEIGHBOUR_OFFSETS))
-        around = neighbours[prompt_of]
+        slots = np.concatenate([characters, np.full((len(views), 1), END, dtype=np.int64)], axis=1)
+        return PromptFeatures(
+            first_token=window[:, 0],
+            message_length=np.asarray([view.message_length for view in views], dtype=np.int64),
+            prompt_rows=prompt_rows,
+            prompt_dense=prompt_dense,
+            repeats=_stack([view.repeats for view in views], s.window_pairs).astype(self.dtype, copy=False),
+            slots=slots,
+            neighbours=_stack([view.neighbours for view in views], s.pointer_slots, len(NEIGHBOUR_OFFSETS)),
+            counts=_stack([view.counts for view in views], s.pointer_slots),
+            ordered=np.stack([view.ordered for view in views]) if views else None,
+            indexed=_stack([view.indexed for view in views], s.pointer_slots, 2),
+            word_keys=_stack([view.word_keys for view in views], s.pointer_slots),
+            place_keys=_stack([view.place_keys for view in views], s.pointer_slots),
+            numbers=np.stack([view.numbers for view in views]) if views else np.zeros((0, NUMBER_SLOTS)),
+            number_context=_stack([view.number_context for view in views], NUMBER_SLOTS, 3),
+            number_diffs=_stack([view.number_diffs for view in views], MAX_NUMBERS - 1).astype(np.float64, copy=False),
+            lone_number=np.asarray([view.lone_number for view in views], dtype=np.float64),
+            tally=_stack([view.tally for view in views], s.vocab_size).astype(np.float64, copy=False),
+        )
+
+    def _assemble(
+        self,
+        prompts: PromptFeatures,
+        prompt_of: np.ndarray,
+        gen: np.ndarray,
+        step: np.ndarray,
+        prev: np.ndarray,
+        emitted: np.ndarray,
+        images: np.ndarray | None = None,
+    ) -> Features:
+        """Features of rows that each follow one of ``prompts`` (``prompt_of``), from each row's
+        turn so far (``prev`` (N, 2): the last two tokens emitted, -1 before the first; at the
+        first step the prompt's last token is the previous one)."""
+        s, o = self.shape, self._offsets
+        around = prompts.neighbours[prompt_of]
         images = (self._images() if images is None else images)[around]
         valid = around != PAD
         last, before = prev[:, 1], prev[:, 0]
@@ -813,33 +858,27 @@ class PolicyModel:
             second = (images[:, :, k2] == before[:, None]) & (before >= 0)[:, None] & valid[:, :, k2]
             pairs.append(follows[:, :, k1] & second)
         follows = np.concatenate([follows, np.stack(pairs, axis=2)], axis=2)
-        prev = np.where(last >= 0, last, window[prompt_of, 0])
+        prev = np.where(last >= 0, last, prompts.first_token[prompt_of])
         capped = np.minimum(step, s.max_steps - 1)
-        remaining = np.clip(length[prompt_of] - step + 8, 0, s.length_range - 1)
+        remaining = np.clip(prompts.message_length[prompt_of] - step + 8, 0, s.length_range - 1)
         position_rows = np.concatenate(
             [
-                gen + o["generated"] + np.arange(s.gen_slots) * v,
+                gen + o["generated"] + np.arange(s.gen_slots) * s.vocab_size,
                 (capped + o["step"])[:, None],
                 (prev + o["previous"])[:, None],
                 (remaining + o["length"])[:, None],
             ],
             axis=1,
         )
-        slots = slots_p[prompt_of]
-        counts = _stack([view.counts for view in views], s.pointer_slots)[prompt_of]
+        slots = prompts.slots[prompt_of]
+        counts = prompts.counts[prompt_of]
         used = np.take_along_axis(emitted, slots, axis=1).astype(self.dtype)
         used[:, -1] = 0.0
-        order = self._order(views, prompt_of, emitted, counts > 0, used)
-        numbers = np.stack([view.numbers for view in views]) if views else np.zeros((0, NUMBER_SLOTS))
-        number_context = _stack([view.number_context for view in views], NUMBER_SLOTS, 3)
-        number_diffs = _stack([view.number_diffs for view in views], MAX_NUMBERS - 1).astype(np.float64, copy=False)
-        lone_number = np.asarray([view.lone_number for view in views], dtype=np.float64)
-        tally = _stack([view.tally for view in views], s.vocab_size).astype(np.float64, copy=False)
         return Features(
             prompt_of=prompt_of,
-            prompt_rows=prompt_rows,
-            prompt_dense=prompt_dense,
-            repeats=_stack([view.repeats for view in views], s.window_pairs).astype(self.dtype, copy=False),
+            prompt_rows=prompts.prompt_rows,
+            prompt_dense=prompts.prompt_dense,
+            repeats=prompts.repeats,
             position_rows=position_rows,
             position_dense=self._digit_value[gen],
             step=capped,
@@ -847,15 +886,15 @@ class PolicyModel:
             used=used,
             follows=follows.astype(self.dtype),
             counts=counts,
-            order=order,
-            indexed=_stack([view.indexed for view in views], s.pointer_slots, 2)[prompt_of],
-            word_keys=_stack([view.word_keys for view in views], s.pointer_slots)[prompt_of],
-            place_keys=_stack([view.place_keys for view in views], s.pointer_slots)[prompt_of],
-            numbers=numbers,
-            number_context=number_context,
-            number_diffs=number_diffs,
-            lone_number=lone_number,
-            tally=tally,
+            order=self._order(prompts.ordered, prompt_of, emitted, counts > 0, used),
+            indexed=prompts.indexed[prompt_of],
+            word_keys=prompts.word_keys[prompt_of],
+            place_keys=prompts.place_keys[prompt_of],
+            numbers=prompts.numbers,
+            number_context=prompts.number_context,
+            number_diffs=prompts.number_diffs,
+            lone_number=prompts.lone_number,
+            tally=prompts.tally,
             number_groups=self._number_groups(gen, step),
         )
 
@@ -873,14 +912,14 @@ class PolicyModel:
         return groups
 
     def _order(
-        self, views: Sequence[PromptView], prompt_of: np.ndarray, emitted: np.ndarray, in_word: np.ndarray, used: np.ndarray
+        self, ordered: np.ndarray | None, prompt_of: np.ndarray, emitted: np.ndarray, in_word: np.ndarray, used: np.ndarray
     ) -> np.ndarray:
         """(N, pointer_slots, 2): 1 where the slot's character, not yet written, comes first
         (second column: last) in code order among the characters of its word not yet written."""
         s = self.shape
-        if not views:
+        if ordered is None:
             return np.zeros((0, s.pointer_slots, 2), dtype=self.dtype)
-        ordered = np.stack([view.ordered for view in views])[prompt_of]  # (N, S, 2, words)
+        ordered = ordered[prompt_of]  # (N, S, 2, words)
         unwritten = ~_token_bits(emitted)[:, None, None, :]
         missing = np.zeros(ordered.shape[:3], dtype=np.uint64)
         for word in range(ordered.shape[3]):  # a few words: numpy's reduction over so short an axis is slow

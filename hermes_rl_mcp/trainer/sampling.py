@@ -65,7 +65,7 @@ def generate_batch(model: PolicyModel, jobs: Sequence[SampleJob], *, temperature
     if not jobs:
         return []
     tok = model.tokenizer
-    views = [model.prompt_view(job.prompt) for job in jobs]
+    prompts = model.prompt_features([model.prompt_view(job.prompt) for job in jobs])
     job_of = np.repeat(np.arange(len(jobs)), [job.n for job in jobs])
     limit = np.asarray([jobs[j].max_tokens for j in job_of], dtype=np.int64)
     constrained = any(job.constraint is not None for job in jobs)
@@ -83,7 +83,7 @@ def generate_batch(model: PolicyModel, jobs: Sequence[SampleJob], *, temperature
         rows = np.flatnonzero(active)
         if rows.size == 0:
             break
-        feats = model.features_for_rows(views, job_of[rows], tokens[rows, :t], images)
+        feats = model.features_for_rows(prompts, job_of[rows], tokens[rows, :t], images)
         allowed = None
         if constrained:
             # every constrained row so far followed its trie, so each has a mask
