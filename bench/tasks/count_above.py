@@ -1,0 +1,106 @@
+"""Count how many numbers in a list are greater than a threshold (counting).
+
+Example: "How many of these numbers are greater than 50? 12, 67, 80, 33" -> "2". The threshold
+is one of 10, 20, ..., 90 and the list is four to seven different whole numbers from 1 to 99,
+none equal to the threshold. A tenth of the items, chosen by a SHA-256 hash, are held out for
+evaluation (every threshold and number also appears in training items). A completion scores 1.0
+when, after .strip(), it is exactly the count in digits and 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Any
+
+from hermes_rl_mcp.sdk import APIServerConfig, BaseEnv, BaseEnvConfig, ScoredDataGroup
+
+THRESHOLDS = list(range(10, 100, 10))
+
+Item = tuple[int, tuple[int, ...]]  # (threshold, numbers)
+
+
+def held_out(item: Item) -> bool:
+    threshold, numbers = item
+    return hashlib.sha256(f"count_above {threshold}: {numbers}".encode()).digest()[0] % 10 == 0
+
+
+def make_items(count: int, *, seed: int, evaluation: bool) -> list[Item]:
+    rng = random.Random(f"count_above:{seed}")
+    found: dict[Item, None] = {}
+    while len(found) < count:
+        threshold = rng.choice(THRESHOLDS)
+        pool = [n for n in range(1, 100) if n != threshold]
+        item = (threshold, tuple(rng.sample(pool, rng.randint(4, 7))))
+        if held_out(item) == evaluation:
+            found[item] = None
+    return list(found)
+
+
+def answer(item: Item) -> str:
+    threshold, numbers = item
+    return str(sum(1 for n in numbers if n > threshold))
+
+
+def score(text: str, item: Item) -> float:
+    return 1.0 if text.strip() == answer(item) else 0.0
+
+
+class CountAboveEnv(BaseEnv):
+    """Answer, in digits, how many listed numbers exceed the threshold (single turn)."""
+
+    name = "count_above"
+
+    def __init__(self, config: BaseEnvConfig, server_configs: list[APIServerConfig], slurm: bool = False, testing: bool = False) -> None:
+        super().__init__(config, server_configs, slurm, testing)
+        self.correct: list[float] = []
+
+    @classmethod
+    def config_init(cls) -> tuple[BaseEnvConfig, list[APIServerConfig]]:
+        config = BaseEnvConfig(group_size=8, batch_size=64, total_steps=200, steps_per_eval=25, max_token_length=128, use_wandb=False)
+        return config, [APIServerConfig(model_name="policy", base_url="http://127.0.0.1:8001/v1", api_key="x")]
+
+    async def setup(self) -> None:
+        self.train_items = make_items(2000, seed=self.config.seed, evaluation=False)
+        self.eval_items = make_items(200, seed=self.config.seed, evaluation=True)
+        self.rng = random.Random(self.config.seed)
+
+    async def get_next_item(self) -> Item:
+        return self.rng.choice(self.train_items)
+
+    @staticmethod
+    def prompt(item: Item) -> list[dict[str, str]]:
+        threshold, numbers = item
+        listed = ", ".join(str(n) for n in numbers)
+        return [{"role": "user", "content": f"How many of these numbers are greater than {threshold}? {listed}"}]
+
+    async def collect_trajectories(self, item: Item) -> tuple[ScoredDataGroup | None, list[Any]]:
+        from hermes_rl_mcp.sdk.policy_client import scored_group
+
+        group = await self.policy.chat(self.prompt(item), n=self.config.group_size, max_tokens=3)
+        scores = [score(c.text, item) for c in group.completions]
+        self.correct.extend(scores)
+        return scored_group(group, scores), []
+
+    async def evaluate(self, *args: Any, **kwargs: Any) -> dict[str, float]:
+        from hermes_rl_mcp.sdk.concurrency import gather_bounded
+
+        async def one(item: Item) -> float:
+            group = await self.policy.chat(self.prompt(item), n=1, max_tokens=3, temperature=0.0)
+            return score(group.completions[0].text, item)
+
+        scores = await gather_bounded((one(item) for item in self.eval_items), self.config.max_eval_workers)
+        metrics = {"eval/percent_correct": sum(scores) / len(scores)}
+        await self.wandb_log(metrics)
+        return metrics
+
+    async def wandb_log(self, wandb_metrics: dict[str, float] | None = None) -> None:
+        metrics = dict(wandb_metrics or {})
+        if self.correct:
+            metrics["train/percent_correct"] = sum(self.correct) / len(self.correct)
+            self.correct = []
+        await super().wandb_log(metrics)
+
+
+if __name__ == "__main__":
+    CountAboveEnv.cli()

@@ -1,0 +1,101 @@
+"""Sort a few numbers from smallest to largest: "Sort these numbers from smallest to largest: 42,
+7, 19, 88" -> "7, 19, 42, 88" (ordering).
+
+Items are three to five different whole numbers from 1 to 99 in random order. A tenth of the
+lists, chosen by a SHA-256 hash, are held out for evaluation (every number also appears in
+training items). The reply is split at commas and each part is stripped; a completion scores 1.0
+when the parts are exactly the numbers in increasing order (so "7, 19, 42, 88" and "7,19,42,88"
+both count) and 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Any
+
+from hermes_rl_mcp.sdk import APIServerConfig, BaseEnv, BaseEnvConfig, ScoredDataGroup
+
+Item = tuple[int, ...]
+
+
+def held_out(item: Item) -> bool:
+    return hashlib.sha256(f"sort_numbers {item}".encode()).digest()[0] % 10 == 0
+
+
+def make_items(count: int, *, seed: int, evaluation: bool) -> list[Item]:
+    rng = random.Random(f"sort_numbers:{seed}")
+    found: dict[Item, None] = {}
+    while len(found) < count:
+        item = tuple(rng.sample(range(1, 100), rng.randint(3, 5)))
+        if held_out(item) == evaluation:
+            found[item] = None
+    return list(found)
+
+
+def answer(item: Item) -> str:
+    return ", ".join(str(n) for n in sorted(item))
+
+
+def score(text: str, item: Item) -> float:
+    parts = [part.strip() for part in text.strip().split(",")]
+    return 1.0 if parts == [str(n) for n in sorted(item)] else 0.0
+
+
+class SortNumbersEnv(BaseEnv):
+    """List the given numbers from smallest to largest (single turn)."""
+
+    name = "sort_numbers"
+
+    def __init__(self, config: BaseEnvConfig, server_configs: list[APIServerConfig], slurm: bool = False, testing: bool = False) -> None:
+        super().__init__(config, server_configs, slurm, testing)
+        self.correct: list[float] = []
+
+    @classmethod
+    def config_init(cls) -> tuple[BaseEnvConfig, list[APIServerConfig]]:
+        config = BaseEnvConfig(group_size=8, batch_size=64, total_steps=200, steps_per_eval=25, max_token_length=128, use_wandb=False)
+        return config, [APIServerConfig(model_name="policy", base_url="http://127.0.0.1:8001/v1", api_key="x")]
+
+    async def setup(self) -> None:
+        self.train_items = make_items(2000, seed=self.config.seed, evaluation=False)
+        self.eval_items = make_items(200, seed=self.config.seed, evaluation=True)
+        self.rng = random.Random(self.config.seed)
+
+    async def get_next_item(self) -> Item:
+        return self.rng.choice(self.train_items)
+
+    @staticmethod
+    def prompt(item: Item) -> list[dict[str, str]]:
+        numbers = ", ".join(str(n) for n in item)
+        return [{"role": "user", "content": f"Sort these numbers from smallest to largest: {numbers}"}]
+
+    async def collect_trajectories(self, item: Item) -> tuple[ScoredDataGroup | None, list[Any]]:
+        from hermes_rl_mcp.sdk.policy_client import scored_group
+
+        group = await self.policy.chat(self.prompt(item), n=self.config.group_size, max_tokens=24)
+        scores = [score(c.text, item) for c in group.completions]
+        self.correct.extend(scores)
+        return scored_group(group, scores), []
+
+    async def evaluate(self, *args: Any, **kwargs: Any) -> dict[str, float]:
+        from hermes_rl_mcp.sdk.concurrency import gather_bounded
+
+        async def one(item: Item) -> float:
+            group = await self.policy.chat(self.prompt(item), n=1, max_tokens=24, temperature=0.0)
+            return score(group.completions[0].text, item)
+
+        scores = await gather_bounded((one(item) for item in self.eval_items), self.config.max_eval_workers)
+        metrics = {"eval/percent_correct": sum(scores) / len(scores)}
+        await self.wandb_log(metrics)
+        return metrics
+
+    async def wandb_log(self, wandb_metrics: dict[str, float] | None = None) -> None:
+        metrics = dict(wandb_metrics or {})
+        if self.correct:
+            metrics["train/percent_correct"] = sum(self.correct) / len(self.correct)
+            self.correct = []
+        await super().wandb_log(metrics)
+
+
+if __name__ == "__main__":
+    SortNumbersEnv.cli()
