@@ -325,6 +325,28 @@ def test_a_copy_continues_the_word_it_started_when_letters_recur() -> None:
     assert after[in_horse] > 20 * after[in_or]
 
 
+def test_the_end_slot_follows_a_copy_that_reached_either_end_of_the_message() -> None:
+    from hermes_rl_mcp.trainer.model import NEIGHBOUR_OFFSETS, PAIR_FEATURES
+
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "plane"}])
+    forwards, backwards = NEIGHBOUR_OFFSETS.index(1), NEIGHBOUR_OFFSETS.index(-1)
+    pair_forwards, pair_backwards = len(NEIGHBOUR_OFFSETS), len(NEIGHBOUR_OFFSETS) + 1
+    assert PAIR_FEATURES == 2
+    end = model.features([prompt] * 4, [TOK.encode(r) for r in ("plane", "enalp", "enal", "pla")]).follows[:, -1]
+    assert end[0, forwards] == 1 and end[0, pair_forwards] == 1 and end[0, backwards] == 0
+    assert end[1, backwards] == 1 and end[1, pair_backwards] == 1 and end[1, forwards] == 0
+    # midway, in either direction, the end slot is not next
+    assert not end[2:, [forwards, backwards, pair_forwards, pair_backwards]].any()
+    # and a policy that trusts the backward end stops a finished reversal there, and only there
+    feats = model.features([prompt] * 2, [TOK.encode("enalp"), TOK.encode("enal")])
+    before = model.forward(feats).attention[:, -1]
+    model.params["P_end"][backwards] = 6.0 / GAINS["P_end"]
+    after = model.forward(feats).attention[:, -1]
+    assert after[0] > 0.9 > 0.3 > before[0]
+    assert after[1] == pytest.approx(before[1])
+
+
 def test_the_inputs_say_which_characters_of_the_prompt_recur() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
 

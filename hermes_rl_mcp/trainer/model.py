@@ -39,9 +39,10 @@ views of its context, each a bias that helps short text tasks in general:
   emitted this turn) and by neighbourhood (whether the slot follows, or precedes, a prompt
   occurrence of the token just emitted, or of the last two, so copying a span forwards or
   backwards is one weight and a letter shared by two words does not switch words mid-copy; the
-  end slot follows the last message's last characters, so "stop where the message stops" is a
-  weight too). The attended mass goes through a learned copy map (the identity at first; ``M``
-  per token pair and ``R`` per code distance, shared by every character) and each token's
+  end slot follows the last message's last characters and, read backwards, precedes its first,
+  so "stop where the message stops" is a weight too, for a copy forwards or backwards). The
+  attended mass goes through a learned copy map (the identity at first; ``M`` per token pair
+  and ``R`` per code distance, shared by every character) and each token's
   probability is multiplied by a power of the mass it receives (plus a floor). So "emit the
   k-th character", "emit the largest digit", "emit the next unused letter", "continue the word"
   or "emit each letter transformed" is a few weights to learn.
@@ -164,7 +165,8 @@ NEIGHBOUR_OFFSETS = (-2, -1, 0, 1, 2)
 # occurs in several of the prompt's words, the pair tells the word being copied from the others.
 PAIR_FEATURES = 2
 # The end slot follows the last message's last this many characters, as a slot follows the
-# characters before it (offsets 1 and 2).
+# characters before it (offsets 1 and 2), and precedes its first this many (offsets -1 and -2):
+# a copy forwards to the message's end, or backwards to its start, reaches the end slot next.
 END_SLOT_TAIL = 2
 # The copy map starts as the identity: a token's own entry leads the others by this many nats
 # (at 8, about 3% of a copy leaks over the other tokens). R's larger gain lets one shared code
@@ -1285,8 +1287,8 @@ def _neighbour_sources(shape: ModelShape) -> np.ndarray:
     each k of NEIGHBOUR_OFFSETS; the padding entry off either end.
     Window slot d reads after slot d + 1; slot j of a message's head (read from the message's
     start) after slot j - 1; the end slot (last) after the last message's last tokens, as its
-    end token does: a span copied to the message's end is followed by the end slot as by any
-    other."""
+    end token does, and, read backwards, after the message's first tokens: a span copied to the
+    message's end, or backwards to its start, is followed by the end slot as by any other."""
     w, m = shape.window, shape.message_slots
     tail = w + HEADS * m
     pad = tail + END_SLOT_TAIL
@@ -1301,6 +1303,8 @@ def _neighbour_sources(shape: ModelShape) -> np.ndarray:
             out[at : at + m, k_index][inside] = at + source[inside]
         if 1 <= k <= END_SLOT_TAIL:
             out[-1, k_index] = tail + k - 1
+        elif -END_SLOT_TAIL <= k <= -1:  # read backwards, the message's first characters lead to the end
+            out[-1, k_index] = w - k - 1
     return out
 
 
