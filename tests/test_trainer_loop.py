@@ -400,3 +400,23 @@ def test_bad_config_exits_non_zero_with_the_reason(tmp_path: Path) -> None:
     done = run_cli(path)
     assert done.returncode != 0
     assert "trainer.learning_rate" in done.stderr and "trainer.colour" in done.stderr
+
+
+def test_a_shared_step_size_moves_faint_entries_in_proportion_to_their_gradient() -> None:
+    from hermes_rl_mcp.trainer.adam import Adam
+    from hermes_rl_mcp.trainer.learner import SHARED_SCALE
+
+    gradient = np.array([1.0, 1e-3, -1e-3])  # one entry the rewards ask for, two faint but steady
+    moved = {}
+    for shared in (frozenset(), frozenset({"R"})):
+        params = {"R": np.zeros(3)}
+        optimizer = Adam(params, learning_rate=0.01, shared_scale=shared)
+        for _ in range(20):
+            optimizer.step(params, {"R": gradient.copy()})
+        moved[bool(shared)] = -params["R"]
+    # one normaliser per entry: a faint steady gradient moves as far as a strong one
+    np.testing.assert_allclose(np.abs(moved[False]), 0.2, rtol=1e-3)
+    # shared: the strong entry still moves by the learning rate, the faint ones a thousandth of it
+    assert moved[True][0] == pytest.approx(0.2, rel=1e-3)
+    np.testing.assert_allclose(moved[True][1:], [2e-4, -2e-4], rtol=1e-3)
+    assert "R" in SHARED_SCALE  # the copy map's distances, whose faint drift spoiled runs

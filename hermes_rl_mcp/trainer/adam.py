@@ -1,4 +1,5 @@
-"""Adam over a dict of NumPy arrays, with a global gradient-norm clip and decoupled weight decay."""
+"""Adam over a dict of NumPy arrays, with a global gradient-norm clip, decoupled weight decay and,
+for named parameters, one step-size normaliser shared by all of a parameter's entries."""
 
 from __future__ import annotations
 
@@ -17,11 +18,16 @@ class Adam:
         eps: float = 1e-8,
         max_grad_norm: float | None = None,
         weight_decay: dict[str, float] | None = None,
+        shared_scale: frozenset[str] = frozenset(),
     ) -> None:
         """``weight_decay`` names the parameters that decay and each one's rate: decoupled, as in
-        AdamW, each step multiplies the parameter by ``1 - learning_rate * rate``."""
+        AdamW, each step multiplies the parameter by ``1 - learning_rate * rate``.
+        ``shared_scale`` names parameters whose entries share one normaliser, the largest of their
+        second moments: the entry with the strongest gradient moves by the learning rate and the
+        others in proportion to their gradients, not each by the learning rate however faint."""
         self.learning_rate = learning_rate
         self.weight_decay = {k: r for k, r in (weight_decay or {}).items() if r > 0}
+        self.shared_scale = shared_scale
         self.beta1, self.beta2 = betas
         self.eps = eps
         self.max_grad_norm = max_grad_norm
@@ -46,7 +52,8 @@ class Adam:
             m += (1.0 - self.beta1) * g
             v *= self.beta2
             v += (1.0 - self.beta2) * np.square(g)
-            update = (self.learning_rate / c1) * m / (np.sqrt(v / c2) + self.eps)
+            second = v.max(initial=0.0) if key in self.shared_scale else v
+            update = (self.learning_rate / c1) * m / (np.sqrt(second / c2) + self.eps)
             if step_scales is not None and key in step_scales:
                 update *= step_scales[key]
             params[key] -= update

@@ -32,6 +32,11 @@ UNLIKELY_LOGPROB = -7.0
 # Without it, a policy that had found a relation for held-out prompts lost it late in some runs
 # to a per-value shortcut (``docs/design-notes.md``).
 INPUT_DECAY = 1.0
+# The copy map's weights per code distance (``R``) share one step size: with a normaliser per
+# entry, a distance no sample called for but that every failed copy nudged (a failure's lost
+# probability goes to every other token) moved as fast as one the rewards asked for, and in some
+# runs the nudged distances overtook the identity together and every copy came out shifted.
+SHARED_SCALE = frozenset({"R"})
 INTEGER = re.compile(r"-?[0-9]+")
 
 
@@ -52,7 +57,7 @@ class Learner:
         self.rewarded = rewarded  # answers that scored above their group, offered to other prompts
         self.optimizer = Adam(
             model.params, learning_rate=config.learning_rate, max_grad_norm=config.max_grad_norm,
-            weight_decay={"W_in": INPUT_DECAY},
+            weight_decay={"W_in": INPUT_DECAY}, shared_scale=SHARED_SCALE,
         )
         self.reference = model.copy() if config.kl_coef > 0 else None
 
