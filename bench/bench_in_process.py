@@ -13,7 +13,8 @@ formed as the runtime forms one (groups whose scores are all equal are dropped, 
 percent correct every ``steps_per_eval`` steps) and, with ``--show``, prompts and replies of the
 last evaluation; ``--set`` changes a trainer setting (``--set learning_rate=0.005``) for
 exploring. Figures differ from ``bench_generality.py``'s, which runs the servers: there
-rollouts lag the trainer by up to ``max_batches_offpolicy`` batches.
+rollouts lag the trainer by up to ``max_batches_offpolicy`` batches. NumPy runs on one BLAS
+thread here (unless ``OMP_NUM_THREADS`` says otherwise), so a seed's run repeats exactly.
 """
 
 from __future__ import annotations
@@ -21,11 +22,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+# One BLAS thread, set before NumPy loads: a matrix product's sums are added in an order that
+# depends on the thread count, and those last-digit differences grow over a run, so a seed's
+# figures repeat exactly only with the same count (one seed's repeat_word run ended at 0.778 with
+# one thread and 0.667 with two).
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
