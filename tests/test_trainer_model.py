@@ -454,6 +454,54 @@ def test_the_pointer_knows_which_letter_of_a_word_comes_next_in_order() -> None:
     assert after[smallest].sum() > 3 * before[smallest].sum()  # the weight moves the pointer onto them
 
 
+def test_lists_are_found_where_three_or_more_words_share_a_comma_separator() -> None:
+    from hermes_rl_mcp.trainer.lists import find_lists
+
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+
+    def lists(text: str) -> list[tuple[list[str], str, list[int]]]:
+        tokens = TOK.encode(text)
+        found = find_lists(tokens, model.is_word_char, TOK.encode(",")[0])
+        return [([TOK.decode(tokens[a:b]) for a, b in f.items], TOK.decode(list(f.join)), f.ranks(tokens, TOK)) for f in found]
+
+    # words alphabetically whatever their case, numbers by value (not as text: 12 after 5)
+    assert lists("Sort: pear, Apple, kiwi") == [(["pear", "Apple", "kiwi"], ", ", [2, 0, 1])]
+    assert lists("Sort 5,12,3,12 now") == [(["5", "12", "3", "12"], ",", [1, 2, 0, 3])]  # equal items in reading order
+    assert lists("Mixed: 10, b2, 9") == [(["10", "b2", "9"], ", ", [0, 2, 1])]  # not all numbers: as text
+    # two items, another separator, or items of several words are no list
+    assert lists("Ann is 34, Bob is 12, Cy is 50.") == []
+    assert lists("figs, kiwis") == [] and lists("fig and kiwi and plum") == []
+    # a change of separator ends a list; each message of a run of lists is found
+    assert lists("a, b, c; d, e, f") == [(["a", "b", "c"], ", ", [0, 1, 2]), (["d", "e", "f"], ", ", [0, 1, 2])]
+
+
+def test_the_pointer_knows_which_list_item_comes_next_in_order() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "Sort: 40, 5, 123"}])
+
+    def marked(written: str) -> tuple[str, str]:
+        feats = model.features([prompt], [TOK.encode(written)])
+        message = feats.slots[0, model.shape.window : model.shape.window + model.shape.message_slots]
+        order = feats.order[0, model.shape.window : model.shape.window + model.shape.message_slots]
+        first = TOK.decode(message[order[:, 2] == 1].tolist())
+        last = TOK.decode(message[order[:, 3] == 1].tolist())
+        return first, last  # the first character of the next item, in order from the first and from the last
+
+    assert marked("") == ("5", "1")  # 5 is the smallest, 123 the largest
+    assert marked("5") == ("5", "1")  # an item counts as written once a comma follows it
+    assert marked("5, ") == ("4", "4")
+    assert marked("5, 40, ") == ("1", "5")
+    assert marked("5, 40, 123") == ("1", "5")
+    assert marked("5, 40, 123, ") == ("", "")  # past the list's end, no item is marked
+    feats = model.features([prompt, prompt], [TOK.encode(""), TOK.encode("5, ")])
+    before = model.forward(feats).attention
+    model.params["P_order"][2] = 3.0 / GAINS["P_order"]
+    after = model.forward(feats).attention
+    for row in range(2):  # the weight moves the pointer onto the next item, as the reply goes on
+        nextone = np.flatnonzero(feats.order[row, :, 2])
+        assert after[row, nextone].sum() > 3 * before[row, nextone].sum()
+
+
 def test_the_prompts_numbers_are_read_with_their_places_and_neighbours() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=4)
 
@@ -674,6 +722,30 @@ def test_exploration_offers_sums_and_differences_of_the_prompts_numbers() -> Non
         model, prompt, sampled, share=1.0, max_tokens=4, temperature=1.0, constraint=constraint, rng=rng
     )}
     assert texts <= {"yes", "no"}
+
+
+def test_exploration_offers_a_list_of_the_prompts_in_new_orders() -> None:
+    from itertools import permutations
+
+    from hermes_rl_mcp.trainer.exploration import explore
+
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "Order: fig, kiwi, plum"}])
+    reorders = {", ".join(p) for p in permutations(["fig", "kiwi", "plum"])}
+    rng = np.random.default_rng(3)
+    samples = generate(model, prompt, n=96, max_tokens=16, temperature=1.0, rng=rng)
+    texts = [TOK.decode(s.token_ids) for s in explore(
+        model, prompt, samples, share=1.0, max_tokens=16, temperature=1.0, constraint=None, rng=rng
+    )]
+    offered = [text for text in texts if text in reorders]
+    assert 20 <= len(offered) <= 44  # a third of the replacements: the prompt holds a list
+    assert len(set(offered)) >= 5  # in many orders, the list's own among them
+    assert set(texts) - reorders <= {"Order", "fig", "kiwi", "plum"} | {f"{a} {b}" for a in ("Order", "fig", "kiwi", "plum") for b in ("Order", "fig", "kiwi", "plum")}
+    # a reordered list longer than the reply may be is not offered
+    short = [TOK.decode(s.token_ids) for s in explore(
+        model, prompt, samples, share=1.0, max_tokens=12, temperature=1.0, constraint=None, rng=rng
+    )]
+    assert not set(short) & reorders
 
 
 def test_a_number_path_that_is_all_but_certain_leaves_other_replies_a_finite_logprob() -> None:

@@ -18,6 +18,11 @@ followed by the end token:
   likely as any other: the number path's value starts at 0, or at the number itself, and an
   answer dozens away from it is otherwise never sampled, so it never scores and nothing is
   learned;
+* **a list of the prompt's, reordered**: many tasks answer by putting the items of a list the
+  prompt gives (words or numbers joined by commas) in some order (sorted, reversed, by a rule
+  the task knows). Where the prompt holds such a list, a third of these replacements are its
+  items in a random order, joined as the list joins them: the policy writes one character at a
+  time, and a whole list in a new order is otherwise never sampled, so it never scores;
 * **an answer that scored on another prompt**: many tasks answer from a small set (labels,
   counts, small numbers) that the prompt need not hold. An answer that scored above its group
   once is offered to other prompts, so an answer the policy has stopped sampling for some
@@ -44,6 +49,7 @@ import numpy as np
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
 from hermes_rl_mcp.trainer.grpo import TokenBatch
+from hermes_rl_mcp.trainer.lists import find_lists
 from hermes_rl_mcp.trainer.model import PolicyModel, earlier_message_bounds, first_message_bounds, last_message_bounds
 from hermes_rl_mcp.trainer.numbers import MAX_NUMBERS, NUMBER_RANGE
 from hermes_rl_mcp.trainer.sampling import Generation
@@ -55,6 +61,8 @@ PHRASE_SHARE = 0.5
 # Of those replacements, where the prompt holds numbers, the share given a sum or a difference
 # of two of them instead.
 SUM_SHARE = 1 / 3
+# Of those replacements, where the prompt holds a list, the share given its items reordered.
+LIST_SHARE = 1 / 3
 
 
 class ExploredTurns:
@@ -165,11 +173,9 @@ def _words(model: PolicyModel, prompt: Sequence[int]) -> list[list[int]]:
     """The distinct words of the messages the policy reads from their start (the prompt's last
     message and, in a conversation, its first and the user's message before the last), in
     reading order."""
-    tokens = np.asarray(prompt, dtype=np.int64)
-    bounds = sorted({first_message_bounds(tokens), earlier_message_bounds(tokens), last_message_bounds(tokens)})
     messages: list[int] = []
-    for start, stop in bounds:
-        messages += [*tokens[start:stop].tolist(), END]
+    for message in _messages(prompt):
+        messages += [*message, END]
     tokenizer = model.tokenizer
     words: list[list[int]] = []
     run: list[int] = []
@@ -182,6 +188,33 @@ def _words(model: PolicyModel, prompt: Sequence[int]) -> list[list[int]]:
             words.append(run)
         run = []
     return words
+
+
+def _lists(model: PolicyModel, prompt: Sequence[int]) -> list[tuple[list[list[int]], list[int]]]:
+    """The lists (``lists.find_lists``) of the same messages, each as (its items' tokens, the
+    tokens that join them)."""
+    comma = model.tokenizer.encode(",")[0]
+    found = []
+    for message in _messages(prompt):
+        for listed in find_lists(message, model.is_word_char, comma):
+            found.append(([message[start:stop] for start, stop in listed.items], list(listed.join)))
+    return found
+
+
+def _messages(prompt: Sequence[int]) -> list[list[int]]:
+    """The tokens of each message the policy reads from its start, in reading order."""
+    tokens = np.asarray(prompt, dtype=np.int64)
+    bounds = sorted({first_message_bounds(tokens), earlier_message_bounds(tokens), last_message_bounds(tokens)})
+    return [tokens[start:stop].tolist() for start, stop in bounds]
+
+
+def _reordered(lists: list[tuple[list[list[int]], list[int]]], rng: np.random.Generator) -> list[int]:
+    """One of ``lists`` with its items in a random order, as token ids ending with the end token."""
+    items, join = lists[int(rng.integers(len(lists)))]
+    out: list[int] = []
+    for k, index in enumerate(rng.permutation(len(items))):
+        out += [*(join if k else []), *items[index]]
+    return [*out, END]
 
 
 def _fitting(candidates: list[list[int]], max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
@@ -225,7 +258,14 @@ def explore(
         words = _fitting(_singles(found), max_tokens, constraint)
         phrases = _fitting(_pairs(model, found), max_tokens, constraint)
         sums = _fitting(_sums(model, found), max_tokens, constraint)
+        lists = _lists(model, prompt)
         for index in np.flatnonzero(draws < share):
+            if lists and rng.random() < LIST_SHARE:
+                pick = _reordered(lists, rng)
+                if _fitting([pick], max_tokens, constraint):
+                    chosen.append(int(index))
+                    picks.append(pick)
+                continue
             if sums and rng.random() < SUM_SHARE:
                 pool = sums
             else:

@@ -52,6 +52,11 @@ views of its context, each a bias that helps short text tasks in general:
 * **order within a word**: a slot whose character comes first (or last) in code order among
   the characters of its word not yet written this turn gets a score of its own, so writing a
   word's letters sorted, or picking its largest digit, is one weight and not a key per letter;
+* **order within a list**: in a list the prompt gives (``lists.py``: three or more words joined
+  by the same separator with a comma), the first character of the item that comes next in
+  order (numbers by value, words alphabetically), from the first or from the last, gets a score
+  of its own, where "next" counts the commas the turn has written; so writing a list sorted,
+  either way, is one weight and not a key per item;
 * **places the prompt names**: a slot whose character stands at place k of its word (counted
   from 1), or whose word is the k-th of its message, gets a score of its own when k is one of
   the last message's numbers, so "the third letter" or "word 2" is one weight and not a
@@ -88,6 +93,7 @@ from typing import Sequence
 
 import numpy as np
 
+from hermes_rl_mcp.trainer.lists import find_lists
 from hermes_rl_mcp.trainer.numbers import (
     MAX_NUMBERS, NUMBER_PAIRS, STEP_REFERENCE, LogShares, NumberGroup, RewardedIntegers, integer_spelling,
     mix_in_numbers, neighbour_differences, number_log_shares, pair_comparisons, read_numbers, step_scales,
@@ -263,6 +269,7 @@ class PromptView:
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
+    ranked: np.ndarray  # (pointer_slots, 2) int: at a list item's first character, its place in the list's order from the first / last item (-1 elsewhere)
     indexed: np.ndarray  # (pointer_slots, 2) float: 1 where the slot's place in its word / its word's place in its message is a number of the last message
     word_keys: np.ndarray  # (pointer_slots,) int: the hashed row of the word a slot starts (-1: it starts none)
     place_keys: np.ndarray  # (pointer_slots,) int: the view and place in its message of the word a slot starts (-1: none)
@@ -319,6 +326,7 @@ class PromptFeatures:
     neighbours: np.ndarray  # (P, pointer_slots, offsets) int: ``PromptView.neighbours``
     counts: np.ndarray  # (P, pointer_slots) int
     ordered: np.ndarray | None  # (P, pointer_slots, 2, words) uint64: ``PromptView.ordered`` (None: no prompts)
+    ranked: np.ndarray  # (P, pointer_slots, 2) int: ``PromptView.ranked``
     indexed: np.ndarray  # (P, pointer_slots, 2) float
     word_keys: np.ndarray  # (P, pointer_slots) int
     place_keys: np.ndarray  # (P, pointer_slots) int
@@ -348,7 +356,7 @@ class Features:
     used: np.ndarray  # (N, pointer_slots) float: 1 where the slot's token was emitted this turn
     counts: np.ndarray  # (N, pointer_slots) int: occurrences of the slot's character in its word
     follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
-    order: np.ndarray  # (N, pointer_slots, 2) float: 1 where the slot's character is the first / last unwritten one of its word
+    order: np.ndarray  # (N, pointer_slots, 4) float: 1 where the slot's character is the first / last unwritten one of its word, or starts the list item next in order from the first / last
     indexed: np.ndarray  # (N, pointer_slots, 2) float: the prompt's ``PromptView.indexed``
     word_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.word_keys``
     place_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.place_keys``
@@ -406,6 +414,7 @@ class PolicyModel:
         self._is_word_char = is_word_char
         self._is_digit = np.asarray([value is not None for value in tokenizer.digit_values])
         self._zero = tokenizer.encode("0")[0]
+        self._comma = tokenizer.encode(",")[0]
         self._minus = tokenizer.encode("-")[0]
         self._spelling = integer_spelling(tokenizer)
         # 1 for letters, 2 for digits, 0 for anything else: which characters compare by code
@@ -427,6 +436,11 @@ class PolicyModel:
     @property
     def dtype(self) -> np.dtype:
         return self.params["W2"].dtype
+
+    @property
+    def is_word_char(self) -> np.ndarray:
+        """(V,) bool: which tokens are letters or digits, the characters words are made of."""
+        return self._is_word_char
 
     # -- construction -------------------------------------------------------------------------
 
@@ -468,7 +482,7 @@ class PolicyModel:
             "P_pos": np.zeros((shape.max_steps, shape.pointer_slots - 1)),  # per step, for the character slots
             "P_key": np.zeros(v),
             "P_used": np.zeros(1),
-            "P_order": np.zeros(2),  # for a slot whose character is the first / last of its word left to write
+            "P_order": np.zeros(4),  # for a slot whose character is the first / last of its word left to write, or that starts the next list item in order
             "P_index": np.zeros(2),  # for a slot at a place in its word / a word at a place its message names
             "P_gain": np.full(shape.max_steps, copy_prior),
             "P_rel": np.zeros(len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES),
@@ -571,6 +585,8 @@ class PolicyModel:
         ordered = np.zeros((s.pointer_slots, 2, s.vocab_size), dtype=bool)
         ordered[read] = self._order_in_word(tokens)[source[read]]
         ordered = _token_bits(ordered)
+        ranked = np.full((s.pointer_slots, 2), -1, dtype=np.int64)
+        ranked[read] = self._list_ranks(tokens)[source[read]]
         message, opening, earlier = heads
         content = tokens[start:stop]
         numbers, number_context, number_count, opening_count = self._numbers(content, tokens[first_start:first_stop])
@@ -605,7 +621,7 @@ class PolicyModel:
                 _words_between(word_starts, hashed, earlier_start, earlier_stop),
             ),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
-            ordered, indexed, word_keys, place_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
+            ordered, ranked, indexed, word_keys, place_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content),
         )
 
@@ -713,6 +729,17 @@ class PolicyModel:
                 key = 0
         return starts, keys
 
+    def _list_ranks(self, tokens: np.ndarray) -> np.ndarray:
+        """(len(tokens), 2): at each list item's first token, its place in its list's order
+        counted from the first item and from the last (``lists.TokenList.ranks``); -1 elsewhere."""
+        out = np.full((len(tokens), 2), -1, dtype=np.int64)
+        for found in find_lists(tokens.tolist(), self._is_word_char, self._comma):
+            ranks = np.asarray(found.ranks(tokens, self.tokenizer))
+            starts = [start for start, _ in found.items]
+            out[starts, 0] = ranks
+            out[starts, 1] = len(ranks) - 1 - ranks
+        return out
+
     def _order_in_word(self, tokens: np.ndarray) -> np.ndarray:
         """(len(tokens), 2, V) bool: for each token in a word, the word's characters that come
         before it in code order, and those that come after it."""
@@ -753,6 +780,7 @@ class PolicyModel:
         step = np.zeros(n, dtype=np.int64)
         prev = np.full((n, 2), -1, dtype=np.int64)
         emitted = np.zeros((n, v), dtype=bool)
+        commas = np.zeros(n, dtype=np.int64)
         for i, (prompt, done) in enumerate(zip(prompts, generated)):
             key = tuple(prompt)
             if key not in index:
@@ -766,7 +794,8 @@ class PolicyModel:
             if len(done):
                 prev[i, -min(len(done), 2) :] = done[-2:]
                 emitted[i, done] = True
-        return self._assemble(self.prompt_features(views), prompt_of, gen, step, prev, emitted)
+                commas[i] = np.count_nonzero(done == self._comma)
+        return self._assemble(self.prompt_features(views), prompt_of, gen, step, prev, emitted, commas)
 
     def features_for_rows(
         self, prompts: PromptFeatures, prompt_of: np.ndarray, generated: np.ndarray, images: np.ndarray | None = None
@@ -784,7 +813,8 @@ class PolicyModel:
             prev[:, -min(t, 2) :] = generated[:, -2:]
         emitted = np.zeros((n, s.vocab_size), dtype=bool)
         np.put_along_axis(emitted, generated.astype(np.int64), True, axis=1)
-        return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, images)
+        commas = np.count_nonzero(generated == self._comma, axis=1)
+        return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, commas, images)
 
     def prompt_features(self, views: Sequence[PromptView]) -> PromptFeatures:
         """What the rows following ``views`` share: their inputs stacked once per prompt."""
@@ -825,6 +855,7 @@ class PolicyModel:
             neighbours=_stack([view.neighbours for view in views], s.pointer_slots, len(NEIGHBOUR_OFFSETS)),
             counts=_stack([view.counts for view in views], s.pointer_slots),
             ordered=np.stack([view.ordered for view in views]) if views else None,
+            ranked=_stack([view.ranked for view in views], s.pointer_slots, 2),
             indexed=_stack([view.indexed for view in views], s.pointer_slots, 2),
             word_keys=_stack([view.word_keys for view in views], s.pointer_slots),
             place_keys=_stack([view.place_keys for view in views], s.pointer_slots),
@@ -843,11 +874,13 @@ class PolicyModel:
         step: np.ndarray,
         prev: np.ndarray,
         emitted: np.ndarray,
+        commas: np.ndarray,
         images: np.ndarray | None = None,
     ) -> Features:
         """Features of rows that each follow one of ``prompts`` (``prompt_of``), from each row's
         turn so far (``prev`` (N, 2): the last two tokens emitted, -1 before the first; at the
-        first step the prompt's last token is the previous one)."""
+        first step the prompt's last token is the previous one; ``commas``: how many the turn
+        holds, so how many items of a list it has written)."""
         s, o = self.shape, self._offsets
         around = prompts.neighbours[prompt_of]
         images = (self._images() if images is None else images)[around]
@@ -888,7 +921,9 @@ class PolicyModel:
             used=used,
             follows=follows.astype(self.dtype),
             counts=counts,
-            order=self._order(prompts.ordered, prompt_of, emitted, counts > 0, used),
+            order=np.concatenate(
+                [self._order(prompts.ordered, prompt_of, emitted, counts > 0, used), self._next_items(prompts.ranked, prompt_of, commas)], axis=2
+            ),
             indexed=prompts.indexed[prompt_of],
             word_keys=prompts.word_keys[prompt_of],
             place_keys=prompts.place_keys[prompt_of],
@@ -928,6 +963,13 @@ class PolicyModel:
             missing |= ordered[..., word] & unwritten[..., word]
         passed = missing == 0  # every character on that side already written
         return (passed & (in_word & (used == 0))[:, :, None]).astype(self.dtype)
+
+    def _next_items(self, ranked: np.ndarray, prompt_of: np.ndarray, commas: np.ndarray) -> np.ndarray:
+        """(N, pointer_slots, 2): 1 at the first character of the list item whose place in order,
+        from the first (second column: from the last), is the number of items the turn has
+        written, taken as the commas it holds: so a list written sorted, either way, is one
+        weight and not a key per item."""
+        return (ranked[prompt_of] == commas[:, None, None]).astype(self.dtype)
 
     # -- forward / backward ---------------------------------------------------------------------
 

@@ -1,0 +1,63 @@
+"""Lists in a prompt: three or more words joined, each to the next, by the same separator with a
+comma in it ("pear, fig, kiwi" or "3,1,2", but not "fig and kiwi").
+
+Prompts give lists to sort, reverse, filter or count. The policy reads a list's items in order
+(``model.py``: which item comes first, or last, among those not yet written) and exploration
+offers them reordered (``exploration.py``); both find them here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
+
+MIN_ITEMS = 3  # two words with a comma between them are as often two clauses' ends as a list
+
+
+@dataclass(frozen=True)
+class TokenList:
+    """One list: its items as (start, stop) token spans, in reading order, and the tokens that
+    join each item to the next."""
+
+    items: tuple[tuple[int, int], ...]
+    join: tuple[int, ...]
+
+    def ranks(self, tokens: Sequence[int], tokenizer: CharTokenizer) -> list[int]:
+        """Each item's place in order, 0 for the first: numbers by value when every item is a
+        number, else words alphabetically (ignoring case); equal items by reading order."""
+        texts = [tokenizer.decode(list(tokens[start:stop])) for start, stop in self.items]
+        numbers = all(text.isdigit() for text in texts)
+        keys = [(int(text), "") if numbers else (0, text.lower()) for text in texts]
+        order = sorted(range(len(texts)), key=lambda k: keys[k])
+        ranks = [0] * len(texts)
+        for rank, k in enumerate(order):
+            ranks[k] = rank
+        return ranks
+
+
+def find_lists(tokens: Sequence[int], is_word_char: np.ndarray, comma: int) -> list[TokenList]:
+    """The lists of ``tokens`` (token ids; ``is_word_char`` says which ids are letters and
+    digits, ``comma`` is the comma's id)."""
+    words: list[tuple[int, int]] = []
+    start = -1
+    for at, token in enumerate([*tokens, -1]):
+        inside = token >= 0 and bool(is_word_char[token])
+        if inside and start < 0:
+            start = at
+        elif not inside and start >= 0:
+            words.append((start, at))
+            start = -1
+    joins = [tuple(tokens[a[1] : b[0]]) for a, b in zip(words, words[1:])]
+    found: list[TokenList] = []
+    first = 0
+    for end in range(1, len(words) + 1):
+        if end < len(words) and comma in joins[end - 1] and joins[end - 1] == joins[first]:
+            continue
+        if end - first >= MIN_ITEMS:
+            found.append(TokenList(tuple(words[first:end]), joins[first]))
+        first = end
+    return found
