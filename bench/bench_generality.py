@@ -1,20 +1,20 @@
-"""Does the local policy learn tasks it was not designed around? Sixty-three new tasks, default settings.
+"""Does the local policy learn tasks it was not designed around? Sixty-nine new tasks, default settings.
 
     python bench/bench_generality.py [TASK ...] [--timeout 300] [--keep]
 
 The tasks live in ``bench/tasks/`` and are written against the public SDK only, as a new user
 would write them: string maps (uppercase, first_letters, plural, repeat_word, shift_letters,
-capitalize, drop_vowels, add_commas, snake_case), selection (pick_largest, longer_word,
-last_letter, middle_word, largest_number, letter_at, pick_category, starts_with, cheapest,
-youngest), ordering (sort_letters, swap_words, reverse_words, month_order, alphabetize,
-sort_numbers), counting (count_letter, word_count, vowel_count, word_length, list_length,
-count_even, distinct_letters, count_animals, count_above), classification with a free-text
-answer (parity, vowel_start) and through ``guided_choice`` (sentiment, has_letter, in_order,
-bigger_number, is_palindrome, time_of_day, quadrant, letter_grade), numbers computed from the
-prompt's (next_number, years_between, add_three, double_number, change_due, age_later,
-digit_sum, total_price, minutes_left), and multi-turn games (guess_number, remember_word,
-two_letters, running_total, recall_parity, countdown, name_and_city, shopping_list, which_room,
-pet_names).
+capitalize, drop_vowels, add_commas, snake_case, date_format), selection (pick_largest,
+longer_word, last_letter, middle_word, largest_number, letter_at, pick_category, starts_with,
+cheapest, youngest, duplicate_name), ordering (sort_letters, swap_words, reverse_words,
+month_order, alphabetize, sort_numbers, height_order), counting (count_letter, word_count,
+vowel_count, word_length, list_length, count_even, distinct_letters, count_animals, count_above,
+rsvp_count), classification with a free-text answer (parity, vowel_start) and through
+``guided_choice`` (sentiment, has_letter, in_order, bigger_number, is_palindrome, time_of_day,
+quadrant, letter_grade, triangle_type), numbers computed from the prompt's (next_number,
+years_between, add_three, double_number, change_due, age_later, digit_sum, total_price,
+minutes_left), and multi-turn games (guess_number, remember_word, two_letters, running_total,
+recall_parity, countdown, name_and_city, shopping_list, which_room, pet_names, warmer_colder).
 Tasks were added in rounds, each written after the policy
 was last changed and first run as it stood; the README says which are still blind (no part of
 the policy was chosen by looking at them). Each run starts as the MCP server starts one (a control plane
@@ -59,6 +59,7 @@ TASKS = (
     "drop_vowels", "starts_with", "month_order", "distinct_letters", "time_of_day", "shopping_list",
     "add_commas", "cheapest", "alphabetize", "count_animals", "quadrant", "which_room",
     "snake_case", "youngest", "sort_numbers", "count_above", "letter_grade", "pet_names",
+    "date_format", "duplicate_name", "height_order", "rsvp_count", "triangle_type", "warmer_colder",
 )
 BAR = 0.9
 MAX_WALL = 180.0
