@@ -3,7 +3,7 @@
 A policy trained from scratch finds an answer only by sampling it, and once it has settled on
 one answer for every prompt, a rival answer can sit tens of nats below it and is never sampled
 again: the groups where the rival was right then all score alike and teach nothing. So while a
-run trains, each sample is, with a small probability, replaced by one of three kinds of answer,
+run trains, each sample is, with a small probability, replaced by one of four kinds of answer,
 followed by the end token:
 
 * **words of the prompt**: many short text tasks answer with a word the prompt already holds
@@ -246,8 +246,9 @@ def explore(
     rewarded_share: float = 0.0,
 ) -> list[Generation]:
     """``samples`` with each one replaced, with probability ``share``, by prompt words (or a sum
-    or difference of the prompt's numbers), or else with probability ``rewarded_share`` by an
-    answer from ``rewarded`` (each replacement noted in ``record``)."""
+    or difference of the prompt's numbers, or a list of the prompt's reordered), or else with
+    probability ``rewarded_share`` by an answer from ``rewarded`` (each replacement noted in
+    ``record``)."""
     if temperature <= 0 or not samples:
         return samples
     draws = rng.random(len(samples))
