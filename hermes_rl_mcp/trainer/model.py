@@ -61,6 +61,9 @@ views of its context, each a bias that helps short text tasks in general:
   from 1), or whose word is the k-th of its message, gets a score of its own when k is one of
   the last message's numbers, so "the third letter" or "word 2" is one weight and not a
   position learned per number;
+* **things said twice**: the first character of a list item that another item of its list
+  repeats, and of a word its message holds more than once, gets a score of its own, so "the
+  name listed twice" is one weight and not a comparison of every pair of words;
 * **a number path** (``numbers.py``): a value computed from the last message's numbers and a
   conversation's opening message's (a signed sum, each number's weight set by its place and the
   tokens around it, plus the differences of neighbouring numbers, and starting at the number
@@ -87,13 +90,13 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from hermes_rl_mcp.trainer.lists import find_lists
+from hermes_rl_mcp.trainer.lists import TokenList, find_lists
 from hermes_rl_mcp.trainer.numbers import (
     MAX_NUMBERS, NUMBER_PAIRS, STEP_REFERENCE, LogShares, NumberGroup, RewardedIntegers, integer_spelling,
     mix_in_numbers, neighbour_differences, number_log_shares, pair_comparisons, read_numbers, step_scales,
@@ -114,7 +117,7 @@ Params = dict[str, np.ndarray]
 COPY_FLOOR = 0.003
 GAINS = {
     "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_end": 10.0, "P_gain": 10.0,
-    "P_order": 10.0, "P_index": 10.0,
+    "P_order": 10.0, "P_mark": 10.0,
     "M": 10.0, "R": 60.0, "C": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0, "Q_word": 1.0, "P_word": 10.0, "Q_place": 1.0, "P_place": 10.0,
@@ -139,6 +142,12 @@ HEADS = 3
 # this place; words further on share none.
 WORD_PLACES = 16
 PLACE_KEYS = (HEADS + 1) * WORD_PLACES
+# The pointer's marks: fixed scores a slot gets for what it is, one weight each (``P_mark``). A
+# character at a place in its word that one of the last message's numbers names ("letter 3");
+# the first character of a word at a place in its message that one names ("word 2"); the first
+# character of a list item that another item of its list repeats; of a word that its message
+# holds more than once. So "the third letter" or "the name given twice" is one weight.
+MARKS = 4
 # The pointer's keys per word, each scored at the slot where a word starts, fixed and as the
 # hidden layer asks: (the Features field holding each slot's key, fixed weights, query weights).
 WORD_KEYS = (("word_keys", "P_word", "Q_word"), ("place_keys", "P_place", "Q_place"))
@@ -270,7 +279,7 @@ class PromptView:
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
     ranked: np.ndarray  # (pointer_slots, 2) int: at a list item's first character, its place in the list's order from the first / last item (-1 elsewhere)
-    indexed: np.ndarray  # (pointer_slots, 2) float: 1 where the slot's place in its word / its word's place in its message is a number of the last message
+    marked: np.ndarray  # (pointer_slots, MARKS) float: 1 where the slot has a mark (``MARKS``)
     word_keys: np.ndarray  # (pointer_slots,) int: the hashed row of the word a slot starts (-1: it starts none)
     place_keys: np.ndarray  # (pointer_slots,) int: the view and place in its message of the word a slot starts (-1: none)
     numbers: np.ndarray  # (NUMBER_SLOTS,) float: the last message's first numbers, then the opening's (0 where none)
@@ -327,7 +336,7 @@ class PromptFeatures:
     counts: np.ndarray  # (P, pointer_slots) int
     ordered: np.ndarray | None  # (P, pointer_slots, 2, words) uint64: ``PromptView.ordered`` (None: no prompts)
     ranked: np.ndarray  # (P, pointer_slots, 2) int: ``PromptView.ranked``
-    indexed: np.ndarray  # (P, pointer_slots, 2) float
+    marked: np.ndarray  # (P, pointer_slots, MARKS) float
     word_keys: np.ndarray  # (P, pointer_slots) int
     place_keys: np.ndarray  # (P, pointer_slots) int
     numbers: np.ndarray
@@ -357,7 +366,7 @@ class Features:
     counts: np.ndarray  # (N, pointer_slots) int: occurrences of the slot's character in its word
     follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
     order: np.ndarray  # (N, pointer_slots, 4) float: 1 where the slot's character is the first / last unwritten one of its word, or starts the list item next in order from the first / last
-    indexed: np.ndarray  # (N, pointer_slots, 2) float: the prompt's ``PromptView.indexed``
+    marked: np.ndarray  # (N, pointer_slots, MARKS) float: the prompt's ``PromptView.marked``
     word_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.word_keys``
     place_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.place_keys``
     numbers: np.ndarray  # (P, NUMBER_SLOTS) float: the prompts' numbers
@@ -483,7 +492,7 @@ class PolicyModel:
             "P_key": np.zeros(v),
             "P_used": np.zeros(1),
             "P_order": np.zeros(4),  # for a slot whose character is the first / last of its word left to write, or that starts the next list item in order
-            "P_index": np.zeros(2),  # for a slot at a place in its word / a word at a place its message names
+            "P_mark": np.zeros(MARKS),  # for a slot with each of the marks (``MARKS``)
             "P_gain": np.full(shape.max_steps, copy_prior),
             "P_rel": np.zeros(len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES),
             # The end slot's neighbour scores and bias, learned on their own: whether a span
@@ -586,17 +595,19 @@ class PolicyModel:
         ordered[read] = self._order_in_word(tokens)[source[read]]
         ordered = _token_bits(ordered)
         ranked = np.full((s.pointer_slots, 2), -1, dtype=np.int64)
-        ranked[read] = self._list_ranks(tokens)[source[read]]
+        lists = find_lists(tokens.tolist(), self._is_word_char, self._comma)
+        ranked[read] = self._list_ranks(tokens, lists)[source[read]]
         message, opening, earlier = heads
         content = tokens[start:stop]
         numbers, number_context, number_count, opening_count = self._numbers(content, tokens[first_start:first_stop])
         places = self._places(tokens)
-        indexed = np.zeros((s.pointer_slots, 2), dtype=self.dtype)
+        marked = np.zeros((s.pointer_slots, MARKS), dtype=self.dtype)
         named = numbers[: min(number_count, MAX_NUMBERS)]
-        indexed[read] = np.isin(places, named[named > 0])[source[read]]
+        marked[read, :2] = np.isin(places, named[named > 0])[source[read]]
         # every word of the prompt hashed once: the pointer's word keys, the bag's word rows and
         # the words shared between messages all read these
         word_starts, hashed = self._hashed_words(tokens)
+        marked[read, 2:] = self._repeated(tokens, lists, word_starts, hashed)[source[read]]
         last_words = _words_between(word_starts, hashed, start, stop)
         word_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
         word_keys[read] = self._word_starts(len(tokens), word_starts, hashed)[source[read]]
@@ -621,7 +632,7 @@ class PolicyModel:
                 _words_between(word_starts, hashed, earlier_start, earlier_stop),
             ),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
-            ordered, ranked, indexed, word_keys, place_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
+            ordered, ranked, marked, word_keys, place_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content),
         )
 
@@ -729,15 +740,33 @@ class PolicyModel:
                 key = 0
         return starts, keys
 
-    def _list_ranks(self, tokens: np.ndarray) -> np.ndarray:
+    def _list_ranks(self, tokens: np.ndarray, lists: list[TokenList]) -> np.ndarray:
         """(len(tokens), 2): at each list item's first token, its place in its list's order
         counted from the first item and from the last (``lists.TokenList.ranks``); -1 elsewhere."""
         out = np.full((len(tokens), 2), -1, dtype=np.int64)
-        for found in find_lists(tokens.tolist(), self._is_word_char, self._comma):
+        for found in lists:
             ranks = np.asarray(found.ranks(tokens, self.tokenizer))
             starts = [start for start, _ in found.items]
             out[starts, 0] = ranks
             out[starts, 1] = len(ranks) - 1 - ranks
+        return out
+
+    def _repeated(self, tokens: np.ndarray, lists: list[TokenList], word_starts: list[int], hashed: list[int]) -> np.ndarray:
+        """(len(tokens), 2): 1 at the first token of a list item that another item of its list
+        repeats, and at the first token of a word that its message holds more than once (the
+        prompt's ``lists`` and hashed words, ``_hashed_words``); 0 elsewhere."""
+        out = np.zeros((len(tokens), 2), dtype=self.dtype)
+        listed = tokens.tolist()
+        for found in lists:
+            items = Counter(tuple(listed[start:stop]) for start, stop in found.items)
+            for start, stop in found.items:
+                out[start, 0] = items[tuple(listed[start:stop])] > 1
+        at = np.arange(len(tokens))
+        message_of = np.maximum.accumulate(np.where(np.isin(tokens, _ROLE_IDS), at, 0))
+        words = list(zip(message_of[word_starts].tolist(), hashed))
+        held = Counter(words)
+        for start, word in zip(word_starts, words):
+            out[start, 1] = held[word] > 1
         return out
 
     def _order_in_word(self, tokens: np.ndarray) -> np.ndarray:
@@ -856,7 +885,7 @@ class PolicyModel:
             counts=_stack([view.counts for view in views], s.pointer_slots),
             ordered=np.stack([view.ordered for view in views]) if views else None,
             ranked=_stack([view.ranked for view in views], s.pointer_slots, 2),
-            indexed=_stack([view.indexed for view in views], s.pointer_slots, 2),
+            marked=_stack([view.marked for view in views], s.pointer_slots, MARKS),
             word_keys=_stack([view.word_keys for view in views], s.pointer_slots),
             place_keys=_stack([view.place_keys for view in views], s.pointer_slots),
             numbers=np.stack([view.numbers for view in views]) if views else np.zeros((0, NUMBER_SLOTS)),
@@ -924,7 +953,7 @@ class PolicyModel:
             order=np.concatenate(
                 [self._order(prompts.ordered, prompt_of, emitted, counts > 0, used), self._next_items(prompts.ranked, prompt_of, commas)], axis=2
             ),
-            indexed=prompts.indexed[prompt_of],
+            marked=prompts.marked[prompt_of],
             word_keys=prompts.word_keys[prompt_of],
             place_keys=prompts.place_keys[prompt_of],
             numbers=prompts.numbers,
@@ -1100,7 +1129,7 @@ class PolicyModel:
         end its longer ones there too, with no sample left to show otherwise."""
         p = self.params
         scores = GAINS["P_used"] * p["P_used"][0] * feats.used + feats.order @ (GAINS["P_order"] * p["P_order"])
-        scores += feats.indexed @ (GAINS["P_index"] * p["P_index"])
+        scores += feats.marked @ (GAINS["P_mark"] * p["P_mark"])
         scores[:, :-1] += GAINS["P_pos"] * p["P_pos"][feats.step]
         scores[:, :-1] += feats.follows[:, :-1] @ (GAINS["P_rel"] * p["P_rel"])
         scores[:, -1] += self._end_inputs(feats) @ (GAINS["P_end"] * p["P_end"])
@@ -1196,7 +1225,7 @@ class PolicyModel:
         grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores[:, :-1], p["P_pos"].shape)
         grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
         grads["P_order"] = GAINS["P_order"] * np.einsum("ns,nsk->k", dscores, feats.order)
-        grads["P_index"] = GAINS["P_index"] * np.einsum("ns,nsk->k", dscores, feats.indexed)
+        grads["P_mark"] = GAINS["P_mark"] * np.einsum("ns,nsk->k", dscores, feats.marked)
         grads["P_rel"] = GAINS["P_rel"] * np.einsum("ns,nsk->k", dscores[:, :-1], feats.follows[:, :-1])
         grads["P_end"] = GAINS["P_end"] * (dscores[:, -1] @ self._end_inputs(feats))
         dwanted = self._per_token(dscores[:, :-1], feats.slots[:, :-1])  # (N, V)
