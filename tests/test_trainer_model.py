@@ -501,6 +501,31 @@ def test_the_pointer_knows_which_list_item_comes_next_in_order() -> None:
         nextone = np.flatnonzero(feats.order[row, :, 2])
         assert after[row, nextone].sum() > 3 * before[row, nextone].sum()
 
+def test_the_pointer_ranks_words_by_the_numbers_said_with_them() -> None:
+    from hermes_rl_mcp.trainer.model import BOUND_OFFSETS
+
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    s = model.shape
+
+    def marked(text: str, written: str, offset: int) -> tuple[str, str]:
+        """The first characters of the words ``offset`` words from the number next in order,
+        from the smallest and from the largest."""
+        feats = model.features([TOK.generation_prompt([{"role": "user", "content": text}])], [TOK.encode(written)])
+        message = feats.slots[0, s.window : s.window + s.message_slots]
+        column = 4 + 2 * BOUND_OFFSETS.index(offset)  # after the order within a word and a list's
+        order = feats.order[0, s.window : s.window + s.message_slots]
+        return tuple(TOK.decode(message[order[:, column + k] == 1].tolist()) for k in range(2))
+
+    people = "Ann is 34, Bob is 12 and Cleo is 50. Who is the youngest?"
+    assert marked(people, "", -2) == ("B", "C")  # Bob is the youngest, Cleo the oldest
+    heights = "Heights: Greta 165 cm, Bob 170 cm, Al 150 cm. List them."
+    assert marked(heights, "", -1) == ("A", "B")
+    assert marked(heights, "Al, ", -1) == ("G", "G")  # one name written: the next in order
+    assert marked(heights, "", 1) == ("c", "c")  # the "cm" after 150, and after 170: which offset names is learned
+    assert marked("3 apples, 5 pears and 2 kiwis", "", 1) == ("k", "p")
+    assert marked("Ann is 34. Who?", "", -2) == ("", "")  # one number: nothing to rank
+
+
 def test_the_pointer_marks_list_items_and_words_that_occur_twice() -> None:
     from hermes_rl_mcp.trainer.model import GAINS
 

@@ -57,6 +57,10 @@ views of its context, each a bias that helps short text tasks in general:
   order (numbers by value, words alphabetically), from the first or from the last, gets a score
   of its own, where "next" counts the commas the turn has written; so writing a list sorted,
   either way, is one weight and not a key per item;
+* **words said with numbers**: likewise, a word a few words before a number of its message
+  ("Ann is 34", "Greta 165 cm") or just after one ("3 apples") is ranked by that number, for
+  each of those offsets, so "the youngest" or "the names from shortest to tallest" is one
+  weight too;
 * **places the prompt names**: a slot whose character stands at place k of its word (counted
   from 1), or whose word is the k-th of its message, gets a score of its own when k is one of
   the last message's numbers, so "the third letter" or "word 2" is one weight and not a
@@ -148,6 +152,13 @@ PLACE_KEYS = (HEADS + 1) * WORD_PLACES
 # character of a list item that another item of its list repeats; of a word that its message
 # holds more than once. So "the third letter" or "the name given twice" is one weight.
 MARKS = 4
+# A word said with a number ("Ann is 34", "Greta 165 cm", "pears cost $5", "3 apples") stands a
+# few words before it or just after it. For each of these offsets (in words: -2 is two words
+# before the number), a word that is not itself a number is ranked by the number of its message
+# at that offset, as list items are ranked by their own text, so "the name with the smallest
+# age", or names written in order of their heights, is one weight and not a key per name.
+BOUND_OFFSETS = (-3, -2, -1, 1)
+RANKS = 2 + 2 * len(BOUND_OFFSETS)  # a list item's place in order, then a word's by its number's, each from both ends
 # The pointer's keys per word, each scored at the slot where a word starts, fixed and as the
 # hidden layer asks: (the Features field holding each slot's key, fixed weights, query weights).
 WORD_KEYS = (("word_keys", "P_word", "Q_word"), ("place_keys", "P_place", "Q_place"))
@@ -278,7 +289,7 @@ class PromptView:
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
-    ranked: np.ndarray  # (pointer_slots, 2) int: at a list item's first character, its place in the list's order from the first / last item (-1 elsewhere)
+    ranked: np.ndarray  # (pointer_slots, RANKS) int: at a list item's first character, its place in the list's order from the first / last item, then at a word's the same for the number at each of ``BOUND_OFFSETS`` (-1 elsewhere)
     marked: np.ndarray  # (pointer_slots, MARKS) float: 1 where the slot has a mark (``MARKS``)
     word_keys: np.ndarray  # (pointer_slots,) int: the hashed row of the word a slot starts (-1: it starts none)
     place_keys: np.ndarray  # (pointer_slots,) int: the view and place in its message of the word a slot starts (-1: none)
@@ -335,7 +346,7 @@ class PromptFeatures:
     neighbours: np.ndarray  # (P, pointer_slots, offsets) int: ``PromptView.neighbours``
     counts: np.ndarray  # (P, pointer_slots) int
     ordered: np.ndarray | None  # (P, pointer_slots, 2, words) uint64: ``PromptView.ordered`` (None: no prompts)
-    ranked: np.ndarray  # (P, pointer_slots, 2) int: ``PromptView.ranked``
+    ranked: np.ndarray  # (P, pointer_slots, RANKS) int: ``PromptView.ranked``
     marked: np.ndarray  # (P, pointer_slots, MARKS) float
     word_keys: np.ndarray  # (P, pointer_slots) int
     place_keys: np.ndarray  # (P, pointer_slots) int
@@ -365,7 +376,7 @@ class Features:
     used: np.ndarray  # (N, pointer_slots) float: 1 where the slot's token was emitted this turn
     counts: np.ndarray  # (N, pointer_slots) int: occurrences of the slot's character in its word
     follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
-    order: np.ndarray  # (N, pointer_slots, 4) float: 1 where the slot's character is the first / last unwritten one of its word, or starts the list item next in order from the first / last
+    order: np.ndarray  # (N, pointer_slots, 2 + RANKS) float: 1 where the slot's character is the first / last unwritten one of its word, or starts the item next in order (``RANKS``)
     marked: np.ndarray  # (N, pointer_slots, MARKS) float: the prompt's ``PromptView.marked``
     word_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.word_keys``
     place_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.place_keys``
@@ -491,7 +502,7 @@ class PolicyModel:
             "P_pos": np.zeros((shape.max_steps, shape.pointer_slots - 1)),  # per step, for the character slots
             "P_key": np.zeros(v),
             "P_used": np.zeros(1),
-            "P_order": np.zeros(4),  # for a slot whose character is the first / last of its word left to write, or that starts the next list item in order
+            "P_order": np.zeros(2 + RANKS),  # for a slot whose character is the first / last of its word left to write, or that starts the next item in order
             "P_mark": np.zeros(MARKS),  # for a slot with each of the marks (``MARKS``)
             "P_gain": np.full(shape.max_steps, copy_prior),
             "P_rel": np.zeros(len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES),
@@ -594,9 +605,9 @@ class PolicyModel:
         ordered = np.zeros((s.pointer_slots, 2, s.vocab_size), dtype=bool)
         ordered[read] = self._order_in_word(tokens)[source[read]]
         ordered = _token_bits(ordered)
-        ranked = np.full((s.pointer_slots, 2), -1, dtype=np.int64)
+        ranked = np.full((s.pointer_slots, RANKS), -1, dtype=np.int64)
         lists = find_lists(tokens.tolist(), self._is_word_char, self._comma)
-        ranked[read] = self._list_ranks(tokens, lists)[source[read]]
+        ranked[read] = np.concatenate([self._list_ranks(tokens, lists), self._bound_ranks(tokens)], axis=1)[source[read]]
         message, opening, earlier = heads
         content = tokens[start:stop]
         numbers, number_context, number_count, opening_count = self._numbers(content, tokens[first_start:first_stop])
@@ -751,6 +762,33 @@ class PolicyModel:
             out[starts, 1] = len(ranks) - 1 - ranks
         return out
 
+    def _bound_ranks(self, tokens: np.ndarray) -> np.ndarray:
+        """(len(tokens), 2 * len(BOUND_OFFSETS)): at the first token of a word that is not a
+        number, for each offset of ``BOUND_OFFSETS``, the place in order (by value, from the
+        smallest and from the largest) among its message's numbers of the number that far from
+        it; -1 where there is none, or where the message holds fewer than two numbers."""
+        out = np.full((len(tokens), 2 * len(BOUND_OFFSETS)), -1, dtype=np.int64)
+        in_word = self._is_word_char[tokens]
+        edges = np.flatnonzero(np.diff(np.r_[0, in_word.astype(np.int8), 0]))
+        at = np.arange(len(tokens))
+        message_of = np.maximum.accumulate(np.where(np.isin(tokens, _ROLE_IDS), at, 0))
+        messages: dict[int, list[tuple[int, int]]] = {}
+        for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist()):
+            messages.setdefault(int(message_of[start]), []).append((start, stop))
+        for words in messages.values():
+            is_number = [bool(self._is_digit[tokens[start:stop]].all()) for start, stop in words]
+            numbers = [k for k, number in enumerate(is_number) if number]
+            if len(numbers) < 2:
+                continue
+            value = {k: int(self.tokenizer.decode(tokens[words[k][0] : words[k][1]].tolist())) for k in numbers}
+            ranks = {k: rank for rank, k in enumerate(sorted(numbers, key=lambda k: (value[k], k)))}
+            for column, offset in enumerate(BOUND_OFFSETS):
+                for k, rank in ranks.items():
+                    word = k + offset
+                    if 0 <= word < len(words) and not is_number[word]:
+                        out[words[word][0], 2 * column : 2 * column + 2] = (rank, len(numbers) - 1 - rank)
+        return out
+
     def _repeated(self, tokens: np.ndarray, lists: list[TokenList], word_starts: list[int], hashed: list[int]) -> np.ndarray:
         """(len(tokens), 2): 1 at the first token of a list item that another item of its list
         repeats, and at the first token of a word that its message holds more than once (the
@@ -884,7 +922,7 @@ class PolicyModel:
             neighbours=_stack([view.neighbours for view in views], s.pointer_slots, len(NEIGHBOUR_OFFSETS)),
             counts=_stack([view.counts for view in views], s.pointer_slots),
             ordered=np.stack([view.ordered for view in views]) if views else None,
-            ranked=_stack([view.ranked for view in views], s.pointer_slots, 2),
+            ranked=_stack([view.ranked for view in views], s.pointer_slots, RANKS),
             marked=_stack([view.marked for view in views], s.pointer_slots, MARKS),
             word_keys=_stack([view.word_keys for view in views], s.pointer_slots),
             place_keys=_stack([view.place_keys for view in views], s.pointer_slots),
@@ -994,10 +1032,11 @@ class PolicyModel:
         return (passed & (in_word & (used == 0))[:, :, None]).astype(self.dtype)
 
     def _next_items(self, ranked: np.ndarray, prompt_of: np.ndarray, commas: np.ndarray) -> np.ndarray:
-        """(N, pointer_slots, 2): 1 at the first character of the list item whose place in order,
-        from the first (second column: from the last), is the number of items the turn has
-        written, taken as the commas it holds: so a list written sorted, either way, is one
-        weight and not a key per item."""
+        """(N, pointer_slots, RANKS): 1 at the first character of the list item whose place in
+        order, from the first (second column: from the last), is the number of items the turn
+        has written, taken as the commas it holds, and the same for the words said with
+        numbers, ranked by those numbers (``_bound_ranks``): so a list written sorted, either
+        way, or the name with the smallest number, is one weight and not a key per item."""
         return (ranked[prompt_of] == commas[:, None, None]).astype(self.dtype)
 
     # -- forward / backward ---------------------------------------------------------------------
