@@ -722,7 +722,7 @@ class PolicyModel:
         out[:, 0] = np.where(in_word, at - word_start + 1, 0)
         # words so far, less those before the message's role token: the word's place in its message
         words = np.cumsum(starts)
-        message_start = np.maximum.accumulate(np.where(np.isin(tokens, _ROLE_IDS), at, 0))
+        message_start = _message_starts(tokens)
         out[:, 1] = np.where(in_word, words - words[message_start] + starts[message_start], 0)
         return out
 
@@ -770,8 +770,7 @@ class PolicyModel:
         out = np.full((len(tokens), 2 * len(BOUND_OFFSETS)), -1, dtype=np.int64)
         in_word = self._is_word_char[tokens]
         edges = np.flatnonzero(np.diff(np.r_[0, in_word.astype(np.int8), 0]))
-        at = np.arange(len(tokens))
-        message_of = np.maximum.accumulate(np.where(np.isin(tokens, _ROLE_IDS), at, 0))
+        message_of = _message_starts(tokens)
         messages: dict[int, list[tuple[int, int]]] = {}
         for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist()):
             messages.setdefault(int(message_of[start]), []).append((start, stop))
@@ -799,8 +798,7 @@ class PolicyModel:
             items = Counter(tuple(listed[start:stop]) for start, stop in found.items)
             for start, stop in found.items:
                 out[start, 0] = items[tuple(listed[start:stop])] > 1
-        at = np.arange(len(tokens))
-        message_of = np.maximum.accumulate(np.where(np.isin(tokens, _ROLE_IDS), at, 0))
+        message_of = _message_starts(tokens)
         words = list(zip(message_of[word_starts].tolist(), hashed))
         held = Counter(words)
         for start, word in zip(word_starts, words):
@@ -1430,6 +1428,12 @@ def _token_bits(tokens: np.ndarray) -> np.ndarray:
 def _stack(rows: list[np.ndarray], *shape: int) -> np.ndarray:
     """The prompts' rows stacked; an empty batch of rows of ``shape`` for no prompts."""
     return np.stack(rows) if rows else np.zeros((0, *shape), dtype=np.int64)
+
+
+def _message_starts(tokens: np.ndarray) -> np.ndarray:
+    """(len(tokens),): for each token, the index of the role token that opens its message (0
+    before the first): tokens with the same value are in the same message."""
+    return np.maximum.accumulate(np.where(np.isin(tokens, _ROLE_IDS), np.arange(len(tokens)), 0))
 
 
 def _words_between(starts: list[int], keys: list[int], begin: int, end: int) -> list[int]:
