@@ -768,11 +768,9 @@ class PolicyModel:
         smallest and from the largest) among its message's numbers of the number that far from
         it; -1 where there is none, or where the message holds fewer than two numbers."""
         out = np.full((len(tokens), 2 * len(BOUND_OFFSETS)), -1, dtype=np.int64)
-        in_word = self._is_word_char[tokens]
-        edges = np.flatnonzero(np.diff(np.r_[0, in_word.astype(np.int8), 0]))
         message_of = _message_starts(tokens)
         messages: dict[int, list[tuple[int, int]]] = {}
-        for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist()):
+        for start, stop in self._word_spans(tokens):
             messages.setdefault(int(message_of[start]), []).append((start, stop))
         for words in messages.values():
             is_number = [bool(self._is_digit[tokens[start:stop]].all()) for start, stop in words]
@@ -805,15 +803,18 @@ class PolicyModel:
             out[start, 1] = held[word] > 1
         return out
 
+    def _word_spans(self, tokens: np.ndarray) -> list[tuple[int, int]]:
+        """The (start, stop) of each word of ``tokens`` (a maximal run of letters and digits)."""
+        edges = np.flatnonzero(np.diff(np.r_[0, self._is_word_char[tokens].astype(np.int8), 0]))
+        return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+
     def _order_in_word(self, tokens: np.ndarray) -> np.ndarray:
         """(len(tokens), 2, V) bool: for each token in a word, the word's characters that come
         before it in code order, and those that come after it."""
         v = self.shape.vocab_size
         out = np.zeros((len(tokens), 2, v), dtype=bool)
         codes = np.arange(v)
-        in_word = self._is_word_char[tokens]
-        edges = np.flatnonzero(np.diff(np.r_[0, in_word.astype(np.int8), 0]))
-        for begin, end in zip(edges[::2], edges[1::2]):
+        for begin, end in self._word_spans(tokens):
             word = tokens[begin:end]
             letters = np.zeros(v, dtype=bool)
             letters[word] = True
