@@ -895,6 +895,34 @@ def test_repeats_that_tell_prompts_apart_take_a_larger_step_than_those_every_pro
     assert np.all(scales[shared] == 1.0)
 
 
+def test_input_rows_every_prompt_of_a_batch_holds_share_a_few_rows_worth_of_step() -> None:
+    from hermes_rl_mcp.trainer.adam import Adam
+    from hermes_rl_mcp.trainer.model import COMMON_ROWS_STEP
+
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=4)
+    pairs = ((1, 4), (3, 0), (5, 2))
+    prompts = [TOK.generation_prompt([{"role": "user", "content": f"You are at {a}, the goal is at {b}. Move L or R."}]) for a, b in pairs]
+    feats = model.features(prompts, [[] for _ in prompts])
+    scales = model.step_scales(feats)["W_in"]
+    held = [set(rows.tolist()) - {model.absent_row} for rows in feats.prompt_rows]
+    common = sorted(set.intersection(*held))
+    telling = sorted(set.union(*held) - set(common))  # the digits, and what moves with them
+    assert len(common) > 10 * COMMON_ROWS_STEP and telling
+    np.testing.assert_allclose(scales[common, 0], COMMON_ROWS_STEP / len(common), rtol=1e-6)
+    assert np.all(scales[telling, 0] == 1.0)
+
+    def moved(step_scales: dict[str, np.ndarray] | None) -> np.ndarray:
+        """How far one Adam step that pushes every row the same way moves each unit's
+        pre-activation through the shared rows."""
+        table = {"W_in": model.params["W_in"].copy()}
+        before = table["W_in"][common].sum(axis=0)
+        Adam(table, learning_rate=0.01).step(table, {"W_in": np.ones_like(table["W_in"])}, step_scales)
+        return before - table["W_in"][common].sum(axis=0)
+
+    assert np.all(moved({"W_in": scales}) <= 0.01 * COMMON_ROWS_STEP * 1.001)
+    assert np.all(moved(None) >= 0.01 * len(common) * 0.999)  # each row a full step: a hundred biases
+
+
 def test_the_pointer_can_read_the_place_a_number_of_the_prompt_names() -> None:
     from hermes_rl_mcp.trainer.model import GAINS
 

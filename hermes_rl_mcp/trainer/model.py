@@ -135,6 +135,14 @@ GAINS = {
 # phrasing repeats its letters) say nothing a bias does not, and there are dozens of them: at a
 # larger step together they moved the hidden layer's biases fast enough to unsettle a policy.
 REPEAT_STEP = 2.0
+# Rows of the input table that every prompt of a batch holds (its fixed phrasing: the same
+# characters at the same slots, the same words in the bags) tell none of its prompts apart, so
+# together they are one more bias of the hidden layer, made of a hundred or more weights. Adam
+# moves each by about the learning rate, so they moved the units' pre-activations a hundred times
+# faster than the bias does: within ten steps of one multi-turn run, all but one or two of the 64
+# units were below zero for every prompt, and a ReLU below zero gets no gradient back. Such rows
+# share this many rows' worth of step among them (each takes COMMON_ROWS_STEP / their count).
+COMMON_ROWS_STEP = 8.0
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -1116,8 +1124,9 @@ class PolicyModel:
 
     def step_scales(self, feats: Features) -> dict[str, np.ndarray]:
         """The share of Adam's step each value weight of the number path takes on this batch
-        (``numbers.step_scales``), and the repeats' weights' (``REPEAT_STEP`` where the pair
-        tells the batch's prompts apart); every other parameter takes all of it."""
+        (``numbers.step_scales``), the repeats' weights' (``REPEAT_STEP`` where the pair tells
+        the batch's prompts apart) and the input table's rows' (``COMMON_ROWS_STEP`` shared by the
+        rows every prompt holds); every other parameter takes all of it."""
         v = self.shape.vocab_size
         spread = float(np.exp(self._number_log_spread()))
         x = feats.numbers.ravel()
@@ -1126,6 +1135,7 @@ class PolicyModel:
         one_weight = np.zeros(len(diffs), dtype=np.int64)  # per prompt: the index of a one-element weight
         varies = feats.repeats.max(axis=0, initial=0.0) > feats.repeats.min(axis=0, initial=1.0)
         return {
+            "W_in": self._input_step_scales(feats.prompt_rows),
             "U_same": np.where(varies, REPEAT_STEP, 1.0)[:, None],
             "N_bias": step_scales(np.full(len(diffs), BIAS_INPUT), one_weight, 1, spread),
             "N_place": step_scales(x, place, NUMBER_SLOTS, spread),
@@ -1135,6 +1145,18 @@ class PolicyModel:
             "N_diff": step_scales(diffs.ravel(), np.tile(np.arange(diffs.shape[1]), len(diffs)), diffs.shape[1], spread),
             "N_tally": step_scales(self._centred_tally(feats).ravel(), np.tile(np.arange(v), len(feats.tally)), v, spread),
         }
+
+    def _input_step_scales(self, prompt_rows: np.ndarray) -> np.ndarray:
+        """(input rows, 1): each row's share of Adam's step, ``COMMON_ROWS_STEP`` split among
+        the rows that every one of the batch's prompts holds, all of it for the others."""
+        scales = np.ones((self.params["W_in"].shape[0], 1), dtype=self.dtype)
+        prompts = len(prompt_rows)
+        held = np.unique(prompt_rows + np.arange(prompts)[:, None] * len(scales))  # (prompt, row), each once
+        in_every = np.flatnonzero(np.bincount(held % len(scales), minlength=len(scales)) == prompts)
+        in_every = in_every[in_every != self.absent_row]
+        if len(in_every) > COMMON_ROWS_STEP:
+            scales[in_every] = COMMON_ROWS_STEP / len(in_every)
+        return scales
 
     def _images(self) -> np.ndarray:
         """(V,): the token each token's attention now favours emitting: itself, unless the copy
