@@ -309,6 +309,19 @@ def test_a_checkpoint_of_another_model_layout_is_refused_with_the_reason(tmp_pat
         load_checkpoint(path)
 
 
+def test_a_checkpoint_of_an_earlier_model_revision_is_refused_with_the_reason(tmp_path: Path) -> None:
+    learner = train_a_few_steps(1, steps=1)
+    path = save_checkpoint(tmp_path, 1, learner.model, learner.optimizer, kind="periodic")
+    with np.load(path) as archive:
+        arrays = {k: archive[k] for k in archive.files}
+    meta = json.loads(str(arrays["meta"]))
+    del meta["model_revision"]  # as saved before revisions were recorded: same shapes, other meanings
+    arrays["meta"] = np.asarray(json.dumps(meta))
+    np.savez(path, **arrays)
+    with pytest.raises(ValueError, match=r"different local policy model \(revision 1, this trainer's is \d+\).*start a new run"):
+        load_checkpoint(path)
+
+
 # -- the trainer process ---------------------------------------------------------------------
 
 

@@ -923,6 +923,21 @@ def test_input_rows_every_prompt_of_a_batch_holds_share_a_few_rows_worth_of_step
     assert np.all(moved(None) >= 0.01 * len(common) * 0.999)  # each row a full step: a hundred biases
 
 
+def test_hidden_units_stay_active_when_what_every_prompt_shares_pushes_them_all_down() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=16, seed=5)
+    prompts = [TOK.generation_prompt([{"role": "user", "content": f"Is {w} a word? Answer yes or no."}]) for w in ("cat", "ox", "plum")]
+    feats = model.features(prompts, [[] for _ in prompts])
+    held = [set(rows.tolist()) - {model.absent_row} for rows in feats.prompt_rows]
+    common = sorted(set.intersection(*held))
+    assert len(common) > 50
+    # what a run's common gradient did before the normalisation: the fixed phrasing's rows all
+    # drift down, on every unit, each summed input ending 100 or more below zero
+    push = np.random.default_rng(1).uniform(-4.0, -2.0, 16).astype(model.dtype)
+    model.params["W_in"][common] += push
+    active = (model.forward(feats).hidden > 0).sum(axis=1)
+    assert active.min() >= 4, f"units active per position: {active.tolist()}; a silent unit gets no gradient"
+
+
 def test_the_pointer_can_read_the_place_a_number_of_the_prompt_names() -> None:
     from hermes_rl_mcp.trainer.model import GAINS
 

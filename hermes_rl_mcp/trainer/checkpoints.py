@@ -2,7 +2,7 @@
 ``checkpoints.jsonl`` (which also records the tinker backend's ``tinker://`` paths).
 
 An archive holds the parameters (``param/<name>``), the Adam state, and a JSON ``meta`` record
-(step, model shape, tokenizer, trainer settings), enough to load the policy and to resume.
+(step, model shape and revision, tokenizer, trainer settings), enough to load the policy and to resume.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hermes_rl_mcp.trainer.adam import Adam
-from hermes_rl_mcp.trainer.model import ModelShape, PolicyModel
+from hermes_rl_mcp.trainer.model import MODEL_REVISION, ModelShape, PolicyModel
 from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
 
 
@@ -44,7 +44,10 @@ def save_checkpoint(
     directory = Path(run_dir) / "checkpoints"
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"step_{step}.npz"
-    meta = {"step": step, "shape": model.shape.to_dict(), "tokenizer": model.tokenizer.name, **(extra_meta or {})}
+    meta = {
+        "step": step, "shape": model.shape.to_dict(), "model_revision": MODEL_REVISION, "tokenizer": model.tokenizer.name,
+        **(extra_meta or {}),
+    }
     arrays: dict[str, np.ndarray] = {f"param/{k}": v for k, v in model.params.items()}
     if optimizer is not None:
         arrays.update(optimizer.state())
@@ -77,6 +80,11 @@ def load_checkpoint(path: Path) -> LoadedCheckpoint:
     tokenizer = CharTokenizer()
     if meta.get("tokenizer") != tokenizer.name:
         raise ValueError(f"checkpoint {path} uses tokenizer {meta.get('tokenizer')!r}, this trainer has {tokenizer.name!r}")
+    if meta.get("model_revision") != MODEL_REVISION:
+        raise ValueError(
+            f"checkpoint {path} was saved by a different local policy model (revision {meta.get('model_revision', 1)}, "
+            f"this trainer's is {MODEL_REVISION}): its parameters mean something else here; start a new run rather than resuming this one"
+        )
     try:
         shape = ModelShape(**meta["shape"])
     except TypeError as exc:
