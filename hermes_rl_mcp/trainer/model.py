@@ -80,8 +80,9 @@ views of its context, each a bias that helps short text tasks in general:
   tokens' gradients, the value is regressed on the integer replies that scored above their
   group (``backward``'s ``rewarded``).
 
-The sparse views are summed into one ReLU hidden layer (an embedding bag: a linear layer on
-one-hot inputs) that produces generation logits; a per-step output bias learns answer lengths.
+The sparse views are summed into one hidden layer (an embedding bag: a linear layer on
+one-hot inputs; each position's sums normalised over the units, then a ReLU) that produces
+generation logits; a per-step output bias learns answer lengths.
 The number path is mixed in after the softmax, not added to the logits: added, it was a product
 with the text policy, which samples the prompt's own digits most; those mostly scored below
 their group, and pushed away from them the value fled the prompt's numbers.
