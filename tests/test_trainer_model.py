@@ -604,6 +604,30 @@ def test_the_number_path_writes_a_signed_sum_of_numbers_it_never_saw() -> None:
     assert {TOK.decode(s.token_ids) for s in samples} <= {"first", "second"}
 
 
+def test_the_number_path_weighs_a_number_by_the_word_after_it() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=4, dtype=np.float64)
+    p = model.params
+
+    def words_after(text: str) -> list[int]:
+        view = model.prompt_view(TOK.generation_prompt([{"role": "user", "content": text}]))
+        return view.number_context[: view.number_count, 3].tolist()
+
+    cows, spiders = words_after("There are 2 cows and 3 spiders.")
+    none = model.shape.word_rows
+    assert cows != spiders and none not in (cows, spiders)
+    assert words_after("2 spiders, 9 cows") == [spiders, cows]  # the word, wherever the number stands
+    assert words_after("cows: 5. Then 7, 8; and 3cows") == [none] * 4  # no word right after those numbers
+    # legs per animal, one weight per unit word: totals for counts never seen together
+    p["N_word"][cows] = 4.0 / GAINS["N_word"]
+    p["N_word"][spiders] = 8.0 / GAINS["N_word"]
+    p["N_spread"][:] = np.log(0.3) / GAINS["N_spread"]
+    p["N_mix"][:] = np.log(0.999 / 0.001) / GAINS["N_mix"]
+    for text, legs in (("There are 7 cows and 2 spiders.", "44"), ("2 spiders, 9 cows", "52")):
+        prompt = TOK.generation_prompt([{"role": "user", "content": text}])
+        reply = generate(model, prompt, n=1, max_tokens=6, temperature=0.0, rng=np.random.default_rng(0))[0]
+        assert TOK.decode(reply.token_ids) == legs
+
+
 def test_the_number_path_reads_differences_of_neighbouring_numbers() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=4, dtype=np.float64)
     model.params["N_diff"][0] = 1.0 / GAINS["N_diff"]  # value = the second number minus the first

@@ -127,7 +127,7 @@ GAINS = {
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0, "Q_word": 1.0, "P_word": 10.0, "Q_place": 1.0, "P_place": 10.0,
     # The number path's value weights, the log of its spread and its share (a logit) per step.
-    "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_bias": 10.0, "N_diff": 10.0, "N_lone": 10.0, "N_tally": 10.0, "N_spread": 15.0, "N_mix": 10.0,
+    "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_word": 10.0, "N_bias": 10.0, "N_diff": 10.0, "N_lone": 10.0, "N_tally": 10.0, "N_spread": 15.0, "N_mix": 10.0,
 }
 # The repeats' weights start at zero beside hidden units that already differ by about 1 from
 # prompt to prompt (the embeddings' sum): a relation between two slots is heard once its weights
@@ -152,9 +152,9 @@ COMMON_ROWS_STEP = 8.0
 # shares is taken out, and about half the units stayed active through the same run (29 of 64).
 # HIDDEN_NORM_FLOOR keeps the spread away from zero.
 HIDDEN_NORM_FLOOR = 1e-4
-# Raised when a change keeps every parameter's shape but changes what the parameters mean, so a
-# checkpoint saved before it is refused rather than misread.
-MODEL_REVISION = 2
+# Raised when a change alters what the parameters mean or which parameters there are, so a
+# checkpoint saved before it is refused with that reason rather than misread.
+MODEL_REVISION = 3
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -314,7 +314,7 @@ class PromptView:
     word_keys: np.ndarray  # (pointer_slots,) int: the hashed row of the word a slot starts (-1: it starts none)
     place_keys: np.ndarray  # (pointer_slots,) int: the view and place in its message of the word a slot starts (-1: none)
     numbers: np.ndarray  # (NUMBER_SLOTS,) float: the last message's first numbers, then the opening's (0 where none)
-    number_context: np.ndarray  # (NUMBER_SLOTS, 3) int: each number's place, the token before it and the one after
+    number_context: np.ndarray  # (NUMBER_SLOTS, 4) int: each number's place, the token before it, the one after, and the hashed row of the word right after it (``word_rows``: none)
     number_count: int  # numbers in the last message
     number_diffs: np.ndarray  # (MAX_NUMBERS - 1,) float: the last message's numbers minus the one before each
     lone_number: float  # the last message's number where it holds only one, else 0
@@ -401,7 +401,7 @@ class Features:
     word_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.word_keys``
     place_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.place_keys``
     numbers: np.ndarray  # (P, NUMBER_SLOTS) float: the prompts' numbers
-    number_context: np.ndarray  # (P, NUMBER_SLOTS, 3) int: their places and neighbouring tokens
+    number_context: np.ndarray  # (P, NUMBER_SLOTS, 4) int: their places, neighbouring tokens and the words after them
     number_diffs: np.ndarray  # (P, MAX_NUMBERS - 1) float: the last message's numbers minus the one before each
     lone_number: np.ndarray  # (P,) float: the last message's number where it holds only one, else 0
     tally: np.ndarray  # (P, V) float: how often each token but the digits occurs in the last message
@@ -457,6 +457,7 @@ class PolicyModel:
         self._is_digit = np.asarray([value is not None for value in tokenizer.digit_values])
         self._zero = tokenizer.encode("0")[0]
         self._comma = tokenizer.encode(",")[0]
+        self._space = tokenizer.encode(" ")[0]
         self._minus = tokenizer.encode("-")[0]
         self._spelling = integer_spelling(tokenizer)
         # 1 for letters, 2 for digits, 0 for anything else: which characters compare by code
@@ -547,6 +548,8 @@ class PolicyModel:
             "N_place": np.zeros(NUMBER_SLOTS),
             "N_before": np.zeros(v),
             "N_after": np.zeros(v),
+            # per hashed word right after a number, and a last row for none (never moved)
+            "N_word": np.zeros(shape.word_rows + 1),
             "N_bias": np.zeros(1),
             "N_diff": np.zeros(MAX_NUMBERS - 1),  # on the last message's differences of neighbouring numbers
             # on the last message's number when it is the only one: a reply to one number starts as
@@ -632,7 +635,10 @@ class PolicyModel:
         ranked[read] = np.concatenate([self._list_ranks(tokens, lists), self._bound_ranks(tokens)], axis=1)[source[read]]
         message, opening, earlier = heads
         content = tokens[start:stop]
-        numbers, number_context, number_count, opening_count = self._numbers(content, tokens[first_start:first_stop])
+        opening_tokens = tokens[first_start:first_stop]
+        numbers, number_context, number_count, opening_count = self._numbers(content, opening_tokens)
+        number_words = np.concatenate([self._words_after_numbers(content), self._words_after_numbers(opening_tokens)])
+        number_context = np.concatenate([number_context, number_words[:, None]], axis=1)
         places = self._places(tokens)
         marked = np.zeros((s.pointer_slots, MARKS), dtype=self.dtype)
         named = numbers[: min(number_count, MAX_NUMBERS)]
@@ -687,6 +693,23 @@ class PolicyModel:
         opening_numbers, opening_context, opening_count = read_numbers(opening, self._is_digit, self._zero, *minus_sign)
         opening_context[:, 0] += MAX_NUMBERS
         return np.concatenate([numbers, opening_numbers]), np.concatenate([context, opening_context]), count, opening_count
+
+    def _words_after_numbers(self, tokens: np.ndarray) -> np.ndarray:
+        """(MAX_NUMBERS,): for each of the first numbers of ``tokens`` (one message, as
+        ``read_numbers`` finds them), the hashed row of the word right after it, past one space
+        ("4 cows", "165 cm", "3 apples"), as the bag hashes words; ``word_rows`` where no word
+        follows. The number path weighs a number by that word too, so a value counted in units
+        the prompt names ("legs per animal", "minutes per hour") is one weight per unit."""
+        out = np.full(MAX_NUMBERS, self.shape.word_rows, dtype=np.int64)
+        digit = self._is_digit[tokens]
+        edges = np.flatnonzero(np.diff(np.r_[0, digit.astype(np.int8), 0]))
+        word_starts, hashed = self._hashed_words(tokens)
+        row_at = dict(zip(word_starts, _hash_rows(np.asarray(hashed, dtype=np.int64), self.shape.word_rows).tolist()))
+        for k, end in enumerate(edges[1::2][:MAX_NUMBERS]):
+            at = end + 1 if end < len(tokens) and tokens[end] == self._space else end
+            if at in row_at and not digit[at]:
+                out[k] = row_at[at]
+        return out
 
     def _rises(self, before: np.ndarray, after: np.ndarray) -> np.ndarray:
         """+1 where ``after``'s character comes later in code order than ``before``'s, -1 where
@@ -948,7 +971,7 @@ class PolicyModel:
             word_keys=_stack([view.word_keys for view in views], s.pointer_slots),
             place_keys=_stack([view.place_keys for view in views], s.pointer_slots),
             numbers=np.stack([view.numbers for view in views]) if views else np.zeros((0, NUMBER_SLOTS)),
-            number_context=_stack([view.number_context for view in views], NUMBER_SLOTS, 3),
+            number_context=_stack([view.number_context for view in views], NUMBER_SLOTS, 4),
             number_diffs=_stack([view.number_diffs for view in views], MAX_NUMBERS - 1).astype(np.float64, copy=False),
             lone_number=np.asarray([view.lone_number for view in views], dtype=np.float64),
             tally=_stack([view.tally for view in views], s.vocab_size).astype(np.float64, copy=False),
@@ -1115,13 +1138,14 @@ class PolicyModel:
 
     def _prompt_values(self, feats: Features) -> np.ndarray:
         """(P,): the value each prompt gives its numbers: a bias plus each number
-        times a weight for its place, the token before it and the token after it, plus the last
+        times a weight for its place, the token before it, the token after it and the word right
+        after it (``_words_after_numbers``), plus the last
         message's differences of neighbouring numbers, its lone number and its count of each
         character less that character's mean count (``observe``), each times a weight."""
         p = self.params
-        place, before, after = (feats.number_context[..., i] for i in range(3))
+        place, before, after, word = (feats.number_context[..., i] for i in range(4))
         weight = GAINS["N_place"] * p["N_place"][place] + GAINS["N_before"] * p["N_before"][before]
-        weight = weight + GAINS["N_after"] * p["N_after"][after]
+        weight = weight + GAINS["N_after"] * p["N_after"][after] + GAINS["N_word"] * p["N_word"][word]
         per_prompt = BIAS_INPUT * GAINS["N_bias"] * p["N_bias"][0] + (feats.numbers * weight).sum(axis=1)
         per_prompt = per_prompt + feats.number_diffs @ (GAINS["N_diff"] * p["N_diff"])
         per_prompt = per_prompt + feats.lone_number * (GAINS["N_lone"] * p["N_lone"][0])
@@ -1147,7 +1171,7 @@ class PolicyModel:
         v = self.shape.vocab_size
         spread = float(np.exp(self._number_log_spread()))
         x = feats.numbers.ravel()
-        place, before, after = (feats.number_context[..., i].ravel() for i in range(3))
+        place, before, after, word = (feats.number_context[..., i].ravel() for i in range(4))
         diffs = feats.number_diffs
         one_weight = np.zeros(len(diffs), dtype=np.int64)  # per prompt: the index of a one-element weight
         varies = feats.repeats.max(axis=0, initial=0.0) > feats.repeats.min(axis=0, initial=1.0)
@@ -1158,6 +1182,7 @@ class PolicyModel:
             "N_place": step_scales(x, place, NUMBER_SLOTS, spread),
             "N_before": step_scales(x, before, v, spread),
             "N_after": step_scales(x, after, v, spread),
+            "N_word": step_scales(x, word, self.shape.word_rows + 1, spread),
             "N_lone": step_scales(feats.lone_number, one_weight, 1, spread),
             "N_diff": step_scales(diffs.ravel(), np.tile(np.arange(diffs.shape[1]), len(diffs)), diffs.shape[1], spread),
             "N_tally": step_scales(self._centred_tally(feats).ravel(), np.tile(np.arange(v), len(feats.tally)), v, spread),
@@ -1375,7 +1400,9 @@ class PolicyModel:
             values = self._prompt_values(feats)[rewarded.prompt]
             dprompt += _rows_sum(rewarded.prompt, rewarded.weight * (rewarded.value - values), dprompt.shape)
         dweight = dprompt[:, None] * feats.numbers  # (P, NUMBER_SLOTS): per number's weight
-        place, before, after = (feats.number_context[..., i].ravel() for i in range(3))
+        place, before, after, word = (feats.number_context[..., i].ravel() for i in range(4))
+        dword = np.bincount(word, weights=dweight.ravel(), minlength=self.shape.word_rows + 1)
+        dword[-1] = 0.0  # the row for "no word after the number" stays at zero
         return {
             "N_mix": _rows_sum(feats.step, dmix_logit, self.params["N_mix"].shape),
             "N_spread": np.asarray([GAINS["N_spread"] * dspread]),
@@ -1386,6 +1413,7 @@ class PolicyModel:
             "N_place": GAINS["N_place"] * np.bincount(place, weights=dweight.ravel(), minlength=NUMBER_SLOTS),
             "N_before": GAINS["N_before"] * np.bincount(before, weights=dweight.ravel(), minlength=v),
             "N_after": GAINS["N_after"] * np.bincount(after, weights=dweight.ravel(), minlength=v),
+            "N_word": GAINS["N_word"] * dword,
         }
 
     # -- scoring whole sequences ---------------------------------------------------------------

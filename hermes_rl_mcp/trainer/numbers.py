@@ -2,13 +2,14 @@
 
 The output side of "numbers as values". The policy reads the first ``MAX_NUMBERS`` numbers of
 the prompt's last message (maximal runs of digits), and in a conversation those of its opening
-message, with the token before and after each, and computes one value, a signed sum of them
-whose weights depend on those neighbouring tokens and on each number's place, plus the last
+message, with the token before and after each and the word right after each ("4 cows"), and
+computes one value, a signed sum of them whose weights depend on those neighbouring tokens, on
+that word (a unit: legs per cow, minutes per hour) and on each number's place, plus the last
 message's differences of neighbouring numbers weighted by place, plus its number where it is
 the only one (that weight starts at 1: a reply to one number starts as that number), plus a
 weight per character (digits aside: they count as values) times how often it occurs in the
 last message, less its mean count over the prompts trained on (``v = bias + sum_k x_k
-(w_place[k] + w_before[token] + w_after[token]) + sum_k d_k w_diff[k] + w_lone x_lone +
+(w_place[k] + w_before[token] + w_after[token] + w_word[word]) + sum_k d_k w_diff[k] + w_lone x_lone +
 sum_c (n_c - mean_c) w_tally[c]``). So "the first number", "the second minus the first",
 "twice the number after 'of'" or "how many vowels" is a few weights, and it holds for inputs
 never seen in training: nothing is learned per value. The counts are centred because a
