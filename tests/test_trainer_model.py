@@ -558,6 +558,35 @@ def test_the_pointer_marks_list_items_and_words_that_occur_twice() -> None:
 
 
 
+def test_the_pointer_marks_words_that_end_or_begin_like_another() -> None:
+    from hermes_rl_mcp.trainer.model import GAINS
+
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    s = model.shape
+
+    def marked(text: str) -> tuple[str, ...]:
+        """The first characters of the message view's words marked for sharing their last two,
+        last three, first two and first three characters with another word of the message."""
+        feats = model.features([TOK.generation_prompt([{"role": "user", "content": text}])], [[]])
+        message = feats.slots[0, s.window : s.window + s.message_slots]
+        marks = feats.marked[0, s.window : s.window + s.message_slots]
+        return tuple(TOK.decode(message[marks[:, k] > 0].tolist()) for k in range(4, 8))
+
+    assert marked("Which rhymes with light: pound, flat, tight?") == ("lt", "lt", "", "")
+    assert marked("prefix or preset, not pr") == ("", "", "ppp", "pp")  # "pr" is too short for three
+    assert marked("the cat saw the dog") == ("", "", "", "")  # the same word twice is not another word
+    # the first message's words are not the last message's: a shared ending is within one message
+    conversation = [{"role": "user", "content": "light"}, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "tight"}]
+    assert not model.features([TOK.generation_prompt(conversation)], [[]]).marked[0, :, 4:].any()
+
+    prompt = TOK.generation_prompt([{"role": "user", "content": "Which rhymes with light: pound, flat, tight?"}])
+    feats = model.features([prompt], [[]])
+    rhymes = np.flatnonzero(feats.marked[0, :, 5])
+    before = model.forward(feats).attention[0, rhymes].sum()
+    model.params["P_mark"][5] = 3.0 / GAINS["P_mark"]
+    assert model.forward(feats).attention[0, rhymes].sum() > 5 * before  # one weight reads "the word that rhymes"
+
+
 def test_the_prompts_numbers_are_read_with_their_places_and_neighbours() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=4)
 

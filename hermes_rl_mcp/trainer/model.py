@@ -154,7 +154,7 @@ COMMON_ROWS_STEP = 8.0
 HIDDEN_NORM_FLOOR = 1e-4
 # Raised when a change alters what the parameters mean or which parameters there are, so a
 # checkpoint saved before it is refused with that reason rather than misread.
-MODEL_REVISION = 3
+MODEL_REVISION = 4
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -170,8 +170,11 @@ PLACE_KEYS = (HEADS + 1) * WORD_PLACES
 # character at a place in its word that one of the last message's numbers names ("letter 3");
 # the first character of a word at a place in its message that one names ("word 2"); the first
 # character of a list item that another item of its list repeats; of a word that its message
-# holds more than once. So "the third letter" or "the name given twice" is one weight.
-MARKS = 4
+# holds more than once; and of a word that shares its last (then first) AFFIX_SHORT or
+# AFFIX_LONG characters with another, different word of its message. So "the third letter",
+# "the name given twice" or "the word that ends like this one" is one weight.
+AFFIX_SHORT, AFFIX_LONG = 2, 3
+MARKS = 8
 # A word said with a number ("Ann is 34", "Greta 165 cm", "pears cost $5", "3 apples") stands a
 # few words before it or just after it. For each of these offsets (in words: -2 is two words
 # before the number), a word that is not itself a number is ranked by the number of its message
@@ -646,7 +649,8 @@ class PolicyModel:
         # every word of the prompt hashed once: the pointer's word keys, the bag's word rows and
         # the words shared between messages all read these
         word_starts, hashed = self._hashed_words(tokens)
-        marked[read, 2:] = self._repeated(tokens, lists, word_starts, hashed)[source[read]]
+        marked[read, 2:4] = self._repeated(tokens, lists, word_starts, hashed)[source[read]]
+        marked[read, 4:] = self._shared_affixes(tokens)[source[read]]
         last_words = _words_between(word_starts, hashed, start, stop)
         word_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
         word_keys[read] = self._word_starts(len(tokens), word_starts, hashed)[source[read]]
@@ -846,6 +850,30 @@ class PolicyModel:
         held = Counter(words)
         for start, word in zip(word_starts, words):
             out[start, 1] = held[word] > 1
+        return out
+
+    def _shared_affixes(self, tokens: np.ndarray) -> np.ndarray:
+        """(len(tokens), 4): at the first token of a word, 1 where another, different word of
+        its message ends with the same last ``AFFIX_SHORT`` characters, the same last
+        ``AFFIX_LONG``, and begins with the same first ``AFFIX_SHORT``, first ``AFFIX_LONG``; 0
+        elsewhere. Words that rhyme, or share a stem or a prefix, then find each other by one
+        weight each, whatever the words are."""
+        out = np.zeros((len(tokens), 4), dtype=self.dtype)
+        message_of = _message_starts(tokens).tolist()
+        listed = tokens.tolist()
+        words = [(start, message_of[start], tuple(listed[start:stop])) for start, stop in self._word_spans(tokens)]
+        affixes = ((AFFIX_SHORT, True), (AFFIX_LONG, True), (AFFIX_SHORT, False), (AFFIX_LONG, False))
+        for column, (length, from_end) in enumerate(affixes):
+            # the distinct words of each message that have each affix
+            holders: dict[tuple[int, tuple[int, ...]], set[tuple[int, ...]]] = {}
+            keyed = []
+            for start, message, word in words:
+                if len(word) >= length:
+                    key = (message, word[-length:] if from_end else word[:length])
+                    holders.setdefault(key, set()).add(word)
+                    keyed.append((start, key))
+            for start, key in keyed:
+                out[start, column] = len(holders[key]) > 1
         return out
 
     def _word_spans(self, tokens: np.ndarray) -> list[tuple[int, int]]:
