@@ -16,7 +16,7 @@ years_between, add_three, double_number, change_due, age_later, digit_sum, total
 minutes_left), and multi-turn games (guess_number, remember_word, two_letters, running_total,
 recall_parity, countdown, name_and_city, shopping_list, which_room, pet_names, warmer_colder, door_code).
 Tasks were added in rounds, each written after the policy
-was last changed and first run as it stood; the README says which are still blind (no part of
+was last changed and first run as it stood; docs/local-policy.md says which are still blind (no part of
 the policy was chosen by looking at them). Each run starts as the MCP server starts one (a control plane
 selects the task, makes no edits, and starts the resolved run document on the local profile),
 so the environment's defaults and the local trainer's defaults are what is measured. The script
