@@ -35,12 +35,14 @@ views of its context, each a bias that helps short text tasks in general:
   the hidden layer asks: which of the prompt's words to copy can depend on what the word is,
   not only on its letters or place), by a word's place in its message (a key per view and
   place at the word's first character, fixed and as the hidden layer asks: "the second item"
-  is one place whatever the items' lengths), by coverage (whether the slot's token was already
-  emitted this turn) and by neighbourhood (whether the slot follows, or precedes, a prompt
-  occurrence of the token just emitted, or of the last two, so copying a span forwards or
-  backwards is one weight and a letter shared by two words does not switch words mid-copy; the
-  end slot follows the last message's last characters and, read backwards, precedes its first,
-  so "stop where the message stops" is a weight too, for a copy forwards or backwards). The
+  is one place whatever the items' lengths), by marks (``MARKS``: the place a number of the
+  prompt names, an item or word said twice, a word that ends or begins like another), by
+  coverage (whether the slot's token was already emitted this turn) and by neighbourhood
+  (whether the slot follows, or precedes, a prompt occurrence of the token just emitted, or of
+  the last two, so copying a span forwards or backwards is one weight and a letter shared by
+  two words does not switch words mid-copy; the end slot follows the last message's last
+  characters and, read backwards, precedes its first, so "stop where the message stops" is a
+  weight too, for a copy forwards or backwards). The
   attended mass goes through a learned copy map (the identity at first; ``M`` per token pair
   and ``R`` per code distance, shared by every character) and each token's
   probability is multiplied by a power of the mass it receives (plus a floor). So "emit the
