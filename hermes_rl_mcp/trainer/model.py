@@ -641,21 +641,25 @@ class PolicyModel:
         message, opening, earlier = heads
         content = tokens[start:stop]
         opening_tokens = tokens[first_start:first_stop]
+        # every word of the prompt hashed once: the pointer's word keys, the bag's word rows, the
+        # words shared between messages and the words after numbers all read these
+        word_starts, hashed = self._hashed_words(tokens)
+        word_rows = self._word_starts(len(tokens), word_starts, hashed)
         numbers, number_context, number_count, opening_count = self._numbers(content, opening_tokens)
-        number_words = np.concatenate([self._words_after_numbers(content), self._words_after_numbers(opening_tokens)])
+        number_words = np.concatenate([
+            self._words_after_numbers(word_rows[start:stop], content),
+            self._words_after_numbers(word_rows[first_start:first_stop], opening_tokens),
+        ])
         number_context = np.concatenate([number_context, number_words[:, None]], axis=1)
         places = self._places(tokens)
         marked = np.zeros((s.pointer_slots, MARKS), dtype=self.dtype)
         named = numbers[: min(number_count, MAX_NUMBERS)]
         marked[read, :2] = np.isin(places, named[named > 0])[source[read]]
-        # every word of the prompt hashed once: the pointer's word keys, the bag's word rows and
-        # the words shared between messages all read these
-        word_starts, hashed = self._hashed_words(tokens)
         marked[read, 2:4] = self._repeated(tokens, lists, word_starts, hashed)[source[read]]
         marked[read, 4:] = self._shared_affixes(tokens)[source[read]]
         last_words = _words_between(word_starts, hashed, start, stop)
         word_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
-        word_keys[read] = self._word_starts(len(tokens), word_starts, hashed)[source[read]]
+        word_keys[read] = word_rows[source[read]]
         place_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
         starts = places[source[read]]
         keyed = (starts[:, 0] == 1) & (starts[:, 1] <= WORD_PLACES)
@@ -700,21 +704,20 @@ class PolicyModel:
         opening_context[:, 0] += MAX_NUMBERS
         return np.concatenate([numbers, opening_numbers]), np.concatenate([context, opening_context]), count, opening_count
 
-    def _words_after_numbers(self, tokens: np.ndarray) -> np.ndarray:
+    def _words_after_numbers(self, word_rows: np.ndarray, tokens: np.ndarray) -> np.ndarray:
         """(MAX_NUMBERS,): for each of the first numbers of ``tokens`` (one message, as
         ``read_numbers`` finds them), the hashed row of the word right after it, past one space
-        ("4 cows", "165 cm", "3 apples"), as the bag hashes words; ``word_rows`` where no word
-        follows. The number path weighs a number by that word too, so a value counted in units
-        the prompt names ("legs per animal", "minutes per hour") is one weight per unit."""
+        ("4 cows", "165 cm", "3 apples"), read from ``word_rows`` (``_word_starts`` over the same
+        tokens); ``shape.word_rows`` where no word follows. The number path weighs a number by
+        that word too, so a value counted in units the prompt names ("legs per animal", "minutes
+        per hour") is one weight per unit."""
         out = np.full(MAX_NUMBERS, self.shape.word_rows, dtype=np.int64)
         digit = self._is_digit[tokens]
         edges = np.flatnonzero(np.diff(np.r_[0, digit.astype(np.int8), 0]))
-        word_starts, hashed = self._hashed_words(tokens)
-        row_at = dict(zip(word_starts, _hash_rows(np.asarray(hashed, dtype=np.int64), self.shape.word_rows).tolist()))
         for k, end in enumerate(edges[1::2][:MAX_NUMBERS]):
             at = end + 1 if end < len(tokens) and tokens[end] == self._space else end
-            if at in row_at and not digit[at]:
-                out[k] = row_at[at]
+            if at < len(tokens) and word_rows[at] >= 0 and not digit[at]:
+                out[k] = word_rows[at]
         return out
 
     def _rises(self, before: np.ndarray, after: np.ndarray) -> np.ndarray:
