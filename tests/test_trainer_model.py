@@ -704,6 +704,38 @@ def test_the_number_path_counts_characters_against_the_prompts_trained_on() -> N
     assert p["N_tally_mean"][a] == pytest.approx((4 * 2.5 + 6 + 2) / 6)
 
 
+def test_the_number_path_counts_words_against_the_prompts_trained_on() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=4, dtype=np.float64)
+    p = model.params
+
+    def asked(words: str) -> list[int]:
+        return TOK.generation_prompt([{"role": "user", "content": f"How many are animals: {words}?"}])
+
+    def row(word: str) -> int:  # the word's column in the tally: after the characters'
+        view = model.prompt_view(asked(word))
+        return model.shape.vocab_size + int(view.word_keys[view.word_keys >= 0][-1])
+
+    animals = ("cat", "fox", "owl")
+    model.observe(model.features([asked(w) for w in ("cat, cup, lamp", "fox, owl, key", "cup, key, hat")], [[]] * 3))
+    # a word every prompt holds says nothing a bias does not: no step; a word some hold, a step
+    scales = model.step_scales(model.features([asked("cat, cup, lamp"), asked("fox, owl, key")], [[]] * 2))
+    assert scales["N_words"][row("animals") - model.shape.vocab_size] == 0.0
+    assert scales["N_words"][row("cat") - model.shape.vocab_size] == 1.0
+    # one weight per word: the count of animals among words never seen together
+    for animal in animals:
+        p["N_words"][row(animal) - model.shape.vocab_size] = 1.0 / GAINS["N_tally"]
+    mean = sum(model.params["N_tally_mean"][row(a)] for a in animals)
+    p["N_bias"][0] = mean / (GAINS["N_bias"] * BIAS_INPUT)
+    p["N_spread"][:] = np.log(0.3) / GAINS["N_spread"]
+    p["N_mix"][:] = np.log(0.999 / 0.001) / GAINS["N_mix"]
+    for words, count in (("owl, fox, cat, owl", "4"), ("hat, lamp", "0"), ("cup, fox, key, cat", "2")):
+        reply = generate(model, asked(words), n=1, max_tokens=4, temperature=0.0, rng=np.random.default_rng(0))[0]
+        assert TOK.decode(reply.token_ids) == count
+    # numbers are read as values, not counted as words
+    feats = model.features([asked("7 cats")], [[]])
+    assert feats.tally[0, model.shape.vocab_size :].sum() == 5  # How, many, are, animals, cats
+
+
 def test_a_reply_to_a_lone_number_starts_at_that_number() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=4, dtype=np.float64)
     texts = ("What comes after 38?", "7+8", "no number", "Start with 6.")

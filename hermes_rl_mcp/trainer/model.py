@@ -73,14 +73,15 @@ views of its context, each a bias that helps short text tasks in general:
 * **a number path** (``numbers.py``): a value computed from the last message's numbers and a
   conversation's opening message's (a signed sum, each number's weight set by its place and the
   tokens around it, plus the differences of neighbouring numbers, and starting at the number
-  itself where the message holds one) and from a tally of the last message's characters (each
-  character's count, less its mean over the prompts trained on, times a weight), and a Gaussian
-  over the integers around that value, spelled out token by token, mixed into the next token
-  with a learned share per step. So "the sum", "the difference" or "the first number plus the
-  second" is a few weights that hold for numbers never seen in training, and so is "how many
-  of these characters" (vowels, spaces between words, commas between items). Besides its
-  tokens' gradients, the value is regressed on the integer replies that scored above their
-  group (``backward``'s ``rewarded``).
+  itself where the message holds one) and from a tally of the last message's characters and
+  words (each one's count, less its mean over the prompts trained on, times a weight), and a
+  Gaussian over the integers around that value, spelled out token by token, mixed into the next
+  token with a learned share per step. So "the sum", "the difference" or "the first number plus
+  the second" is a few weights that hold for numbers never seen in training, and so is "how many
+  of these characters" (vowels, spaces between words, commas between items) or "how many of
+  these words" (the animals of a list, the replies that say yes). Besides its tokens'
+  gradients, the value is regressed on the integer replies that scored above their group
+  (``backward``'s ``rewarded``).
 
 The sparse views are summed into one hidden layer (an embedding bag: a linear layer on
 one-hot inputs; each position's sums normalised over the units, then a ReLU) that produces
@@ -156,7 +157,7 @@ COMMON_ROWS_STEP = 8.0
 HIDDEN_NORM_FLOOR = 1e-4
 # Raised when a change alters what the parameters mean or which parameters there are, so a
 # checkpoint saved before it is refused with that reason rather than misread.
-MODEL_REVISION = 4
+MODEL_REVISION = 5
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -324,7 +325,7 @@ class PromptView:
     number_diffs: np.ndarray  # (MAX_NUMBERS - 1,) float: the last message's numbers minus the one before each
     lone_number: float  # the last message's number where it holds only one, else 0
     comparisons: np.ndarray  # (COMPARISONS,) float: +1 / -1 where a pair's second number is above / below its first
-    tally: np.ndarray  # (V,) float: how often each token but the digits occurs in the last message
+    tally: np.ndarray  # (V + word_rows,) float: the last message's count of each character, then of each word (``_tally``)
 
 
 class ViewCache:
@@ -409,7 +410,7 @@ class Features:
     number_context: np.ndarray  # (P, NUMBER_SLOTS, 4) int: their places, neighbouring tokens and the words after them
     number_diffs: np.ndarray  # (P, MAX_NUMBERS - 1) float: the last message's numbers minus the one before each
     lone_number: np.ndarray  # (P,) float: the last message's number where it holds only one, else 0
-    tally: np.ndarray  # (P, V) float: how often each token but the digits occurs in the last message
+    tally: np.ndarray  # (P, V + word_rows) float: each prompt's tally (``PromptView.tally``)
     number_groups: list[NumberGroup]  # the rows whose reply so far can still become an integer, by reply
 
     def __len__(self) -> int:
@@ -560,9 +561,10 @@ class PolicyModel:
             # on the last message's number when it is the only one: a reply to one number starts as
             # that number, as the pointer starts out copying the prompt's characters
             "N_lone": np.ones(1),
-            "N_tally": np.zeros(v),
+            "N_tally": np.zeros(v),  # per character of the tally
+            "N_words": np.zeros(shape.word_rows),  # per hashed word of the tally
             # not trained: the mean tally of the prompts trained on so far, and how many there were
-            "N_tally_mean": np.zeros(v),
+            "N_tally_mean": np.zeros(v + shape.word_rows),
             "N_tally_seen": np.zeros(1),
             "N_spread": np.full(1, np.log(NUMBER_SPREAD_PRIOR)),
             "N_mix": np.full(shape.max_steps, np.log(NUMBER_MIX_PRIOR / (1.0 - NUMBER_MIX_PRIOR))),
@@ -682,17 +684,21 @@ class PolicyModel:
             ),
             np.minimum(counts, s.max_count - 1), np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
             ordered, ranked, marked, word_keys, place_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
-            comparisons, self._tally(content),
+            comparisons, self._tally(content, word_rows[start:stop]),
         )
 
-    def _tally(self, content: np.ndarray) -> np.ndarray:
-        """(V,): how often each character occurs in ``content``, digits left at 0. The number path
-        reads digits as the values of the numbers they spell; a count per digit would give it a
-        weight per digit value, a table that holds only for the numbers it was trained on (with
-        one, number answers held less well with the servers' lag: ``docs/design-notes.md``)."""
-        tally = np.bincount(content, minlength=self.shape.vocab_size).astype(np.float64)
-        tally[self._is_digit] = 0.0
-        return tally
+    def _tally(self, content: np.ndarray, word_rows: np.ndarray) -> np.ndarray:
+        """(V + word_rows,): how often each character occurs in ``content``, digits left at 0,
+        then how often each hashed word does (``word_rows``, ``_word_starts`` over the same
+        tokens), numbers left out. The number path reads digits as the values of the numbers they
+        spell; a count per digit, or per number, would give it a weight per value, a table that
+        holds only for the numbers it was trained on (with one, number answers held less well
+        with the servers' lag: ``docs/design-notes.md``). A count per word makes "how many of
+        these are animals" or "how many replies say yes" one weight per word."""
+        chars = np.bincount(content, minlength=self.shape.vocab_size).astype(np.float64)
+        chars[self._is_digit] = 0.0
+        words = word_rows[(word_rows >= 0) & ~self._is_digit[content]]
+        return np.concatenate([chars, np.bincount(words, minlength=self.shape.word_rows).astype(np.float64)])
 
     def _numbers(self, content: np.ndarray, opening: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
         """The number path's inputs: the last message's numbers, then the conversation's
@@ -1007,7 +1013,7 @@ class PolicyModel:
             number_context=_stack([view.number_context for view in views], NUMBER_SLOTS, 4),
             number_diffs=_stack([view.number_diffs for view in views], MAX_NUMBERS - 1).astype(np.float64, copy=False),
             lone_number=np.asarray([view.lone_number for view in views], dtype=np.float64),
-            tally=_stack([view.tally for view in views], s.vocab_size).astype(np.float64, copy=False),
+            tally=_stack([view.tally for view in views], s.vocab_size + s.word_rows).astype(np.float64, copy=False),
         )
 
     def _assemble(
@@ -1170,11 +1176,11 @@ class PolicyModel:
         return self._prompt_values(feats)[feats.prompt_of]
 
     def _prompt_values(self, feats: Features) -> np.ndarray:
-        """(P,): the value each prompt gives its numbers: a bias plus each number
-        times a weight for its place, the token before it, the token after it and the word right
-        after it (``_words_after_numbers``), plus the last
-        message's differences of neighbouring numbers, its lone number and its count of each
-        character less that character's mean count (``observe``), each times a weight."""
+        """(P,): the value each prompt gives its numbers: a bias plus each number times a weight
+        for its place, the token before it, the token after it and the word right after it
+        (``_words_after_numbers``), plus the last message's differences of neighbouring numbers,
+        its lone number and its count of each character and word less its mean count
+        (``observe``), each times a weight."""
         p = self.params
         place, before, after, word = (feats.number_context[..., i] for i in range(4))
         weight = GAINS["N_place"] * p["N_place"][place] + GAINS["N_before"] * p["N_before"][before]
@@ -1182,10 +1188,11 @@ class PolicyModel:
         per_prompt = BIAS_INPUT * GAINS["N_bias"] * p["N_bias"][0] + (feats.numbers * weight).sum(axis=1)
         per_prompt = per_prompt + feats.number_diffs @ (GAINS["N_diff"] * p["N_diff"])
         per_prompt = per_prompt + feats.lone_number * (GAINS["N_lone"] * p["N_lone"][0])
-        return per_prompt + self._centred_tally(feats) @ (GAINS["N_tally"] * p["N_tally"])
+        return per_prompt + self._centred_tally(feats) @ (GAINS["N_tally"] * np.concatenate([p["N_tally"], p["N_words"]]))
 
     def _centred_tally(self, feats: Features) -> np.ndarray:
-        """(P, V): each prompt's count of each character, less the mean over the prompts trained on."""
+        """(P, V + word_rows): each prompt's count of each character and each word, less the mean
+        over the prompts trained on."""
         return feats.tally - self.params["N_tally_mean"]
 
     def observe(self, feats: Features) -> None:
@@ -1202,12 +1209,14 @@ class PolicyModel:
         the batch's prompts apart) and the input table's rows' (``COMMON_ROWS_STEP`` shared by the
         rows every prompt holds); every other parameter takes all of it."""
         v = self.shape.vocab_size
+        width = v + self.shape.word_rows  # the tally's: characters, then words
         spread = float(np.exp(self._number_log_spread()))
         x = feats.numbers.ravel()
         place, before, after, word = (feats.number_context[..., i].ravel() for i in range(4))
         diffs = feats.number_diffs
         one_weight = np.zeros(len(diffs), dtype=np.int64)  # per prompt: the index of a one-element weight
         varies = feats.repeats.max(axis=0, initial=0.0) > feats.repeats.min(axis=0, initial=1.0)
+        tally = step_scales(self._centred_tally(feats).ravel(), np.tile(np.arange(width), len(feats.tally)), width, spread)
         return {
             "W_in": self._input_step_scales(feats.prompt_rows),
             "U_same": np.where(varies, REPEAT_STEP, 1.0)[:, None],
@@ -1218,7 +1227,7 @@ class PolicyModel:
             "N_word": step_scales(x, word, self.shape.word_rows + 1, spread),
             "N_lone": step_scales(feats.lone_number, one_weight, 1, spread),
             "N_diff": step_scales(diffs.ravel(), np.tile(np.arange(diffs.shape[1]), len(diffs)), diffs.shape[1], spread),
-            "N_tally": step_scales(self._centred_tally(feats).ravel(), np.tile(np.arange(v), len(feats.tally)), v, spread),
+            **dict(zip(("N_tally", "N_words"), np.split(tally, [v]))),
         }
 
     def _input_step_scales(self, prompt_rows: np.ndarray) -> np.ndarray:
@@ -1442,7 +1451,7 @@ class PolicyModel:
             "N_bias": np.asarray([BIAS_INPUT * GAINS["N_bias"] * dprompt.sum()]),
             "N_diff": GAINS["N_diff"] * (dprompt @ feats.number_diffs),
             "N_lone": np.asarray([GAINS["N_lone"] * (dprompt @ feats.lone_number)]),
-            "N_tally": GAINS["N_tally"] * (dprompt @ self._centred_tally(feats)),
+            **dict(zip(("N_tally", "N_words"), np.split(GAINS["N_tally"] * (dprompt @ self._centred_tally(feats)), [v]))),
             "N_place": GAINS["N_place"] * np.bincount(place, weights=dweight.ravel(), minlength=NUMBER_SLOTS),
             "N_before": GAINS["N_before"] * np.bincount(before, weights=dweight.ravel(), minlength=v),
             "N_after": GAINS["N_after"] * np.bincount(after, weights=dweight.ravel(), minlength=v),

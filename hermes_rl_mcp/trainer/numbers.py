@@ -1,4 +1,4 @@
-"""Replies that are numbers: a value computed from the prompt's numbers and character counts, spelled out.
+"""Replies that are numbers: a value computed from the prompt's numbers and its counts of characters and words, spelled out.
 
 The output side of "numbers as values". The policy reads the first ``MAX_NUMBERS`` numbers of
 the prompt's last message (maximal runs of digits), and in a conversation those of its opening
@@ -7,12 +7,13 @@ computes one value, a signed sum of them whose weights depend on those neighbour
 that word (a unit: legs per cow, minutes per hour) and on each number's place, plus the last
 message's differences of neighbouring numbers weighted by place, plus its number where it is
 the only one (that weight starts at 1: a reply to one number starts as that number), plus a
-weight per character (digits aside: they count as values) times how often it occurs in the
-last message, less its mean count over the prompts trained on (``v = bias + sum_k x_k
-(w_place[k] + w_before[token] + w_after[token] + w_word[word]) + sum_k d_k w_diff[k] + w_lone x_lone +
-sum_c (n_c - mean_c) w_tally[c]``). So "the first number", "the second minus the first",
-"twice the number after 'of'" or "how many vowels" is a few weights, and it holds for inputs
-never seen in training: nothing is learned per value. The counts are centred because a
+weight per character (digits aside: they count as values) and per hashed word (numbers aside)
+times how often it occurs in the last message, less its mean count over the prompts trained on
+(``v = bias + sum_k x_k (w_place[k] + w_before[token] + w_after[token] + w_word[word]) + sum_k
+d_k w_diff[k] + w_lone x_lone + sum_c (n_c - mean_c) w_tally[c]``, ``c`` over characters and
+words). So "the first number", "the second minus the first", "twice the number after 'of'",
+"how many vowels" or "how many of these words are animals" is a few weights, and it holds for
+inputs never seen in training: nothing is learned per value. The counts are centred because a
 prompt's fixed wording holds the same characters every time: a count that never varies is 0
 and its weight takes no step, where uncentred it would be a second bias that each of a dozen
 characters moved. Adam's steps on these weights are scaled to their inputs' size and, once the
