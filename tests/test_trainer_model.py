@@ -889,6 +889,43 @@ def test_exploration_offers_a_list_of_the_prompts_in_new_orders() -> None:
     assert not set(short) & reorders
 
 
+def test_exploration_draws_the_words_that_change_from_prompt_to_prompt_and_joins_them_with_nothing_too() -> None:
+    from hermes_rl_mcp.trainer.exploration import WordFrequencies, explore
+
+    model = small_model(np.float32)
+
+    def asked(first: str, second: str) -> list[int]:
+        return TOK.generation_prompt([
+            {"role": "user", "content": f"First letter: {first}. Reply OK."}, {"role": "assistant", "content": "OK"},
+            {"role": "user", "content": f"Second letter: {second}. Reply OK."}, {"role": "assistant", "content": "OK"},
+            {"role": "user", "content": "Now write both letters together."},
+        ])
+
+    def explored(prompt: list[int], frequencies: WordFrequencies | None, n: int) -> list[str]:
+        samples = generate(model, prompt, n=n, max_tokens=6, temperature=1.0, rng=rng)
+        return [TOK.decode(s.token_ids) for s in explore(
+            model, prompt, samples, share=1.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng,
+            frequencies=frequencies,
+        )]
+
+    rng = np.random.default_rng(5)
+    frequencies = WordFrequencies()
+    pairs = [(a, b) for a in "abcdefghij" for b in "klmnopqrst"]
+    for first, second in pairs[:40]:  # the prompts a run has explored so far
+        explored(asked(first, second), frequencies, 1)
+    rarity = frequencies.rarity([TOK.encode(w) for w in ("Reply", "letters", "a", "k")])
+    assert rarity is not None and rarity[:2].tolist() == [1.0, 1.0] and rarity[2] == 4.0 and rarity[3] == 10.0  # "a" in 10 of the 40, "k" in 4
+    # a quarter of the samples are pairs drawn by rarity, and this prompt's letters, new to the
+    # run, are the rarest of its twelve words: nearly all of those are "uz", "zu", "u z", "uu"...
+    texts = explored(asked("u", "z"), frequencies, 400)
+    letters = {f"{a}{join}{b}" for a in "uz" for b in "uz" for join in ("", " ")}
+    assert sum(text in letters for text in texts) >= 80  # 104 to 146 over seeds 0 to 11
+    assert 5 <= texts.count("uz") <= 30  # 9 to 18
+    # drawn evenly, as before enough prompts are seen, "uz" is one of 144 pairs, all with a space
+    assert "uz" not in explored(asked("u", "z"), None, 400)
+    assert "uz" not in explored(asked("u", "z"), WordFrequencies(), 400)
+
+
 def test_a_number_path_that_is_all_but_certain_leaves_other_replies_a_finite_logprob() -> None:
     """Once the path's share rounds to 1, a word the policy would not write (an explored one)
     still has a finite logprob: the policy server reports it in JSON, which has no -inf."""

@@ -10,8 +10,13 @@ followed by the end token:
   (a label it offers, a name or number it mentions), or with two of its words joined or
   reordered. Half the time one word, half the time two words in either order, or one word
   twice (when two fit), from the prompt's last message (or the conversation's first, which
-  often states the task, or the user's message before the last), every candidate as likely
-  as any other;
+  often states the task, or the user's message before the last). Half the time every word is
+  as likely as any other; the other half, a word is drawn in proportion to how rare it is among
+  the prompts seen (``WordFrequencies``: a word every prompt holds is the task's fixed wording),
+  and two such words are joined with a space or with nothing. An answer is most often built
+  from what the prompt says about this item (a name, a code, a letter): a prompt of twenty
+  words makes four hundred pairs, and the few words that change from prompt to prompt make
+  most of the rare ones;
 * **sums and differences of the prompt's numbers**: many tasks answer with a number the prompt
   does not hold but that two of its numbers make (a total, a difference, a double). Where the
   prompt holds numbers, a third of these replacements are one such number, every candidate as
@@ -63,6 +68,13 @@ PHRASE_SHARE = 0.5
 SUM_SHARE = 1 / 3
 # Of those replacements, where the prompt holds a list, the share given its items reordered.
 LIST_SHARE = 1 / 3
+# How the rare-word pairs are joined: as words, or as the parts of one (a code, initials).
+JOINS = (" ", "")
+# Of the replacements by words or pairs of words, the share drawn by rarity (once enough prompts
+# have been seen to tell): the rest are drawn evenly, since a label the task offers is in every
+# prompt.
+RARE_SHARE = 0.5
+PROMPTS_BEFORE_RARITY = 16
 
 
 class ExploredTurns:
@@ -128,6 +140,33 @@ class RewardedAnswers:
         return len(self._answers)
 
 
+class WordFrequencies:
+    """How many of the prompts explored so far hold each word (counted in hashed buckets, so it
+    stays small however many distinct words a run sees; a rare word that shares a bucket with a
+    common one only counts as common). The policy server keeps one per run."""
+
+    def __init__(self, buckets: int = 4096) -> None:
+        self.prompts = 0
+        self.counts = np.zeros(buckets, dtype=np.int64)
+
+    def _bucket(self, word: list[int]) -> int:
+        return hash(tuple(word)) % len(self.counts)
+
+    def add(self, words: list[list[int]]) -> None:
+        """One prompt's distinct words."""
+        self.prompts += 1
+        self.counts[list({self._bucket(word) for word in words})] += 1
+
+    def rarity(self, words: list[list[int]]) -> np.ndarray | None:
+        """For each of ``words``, the number of prompts seen over the number that hold it: 1 for
+        a word every prompt holds, 10 for one in a tenth of them (None until
+        ``PROMPTS_BEFORE_RARITY`` prompts have been seen)."""
+        if self.prompts < PROMPTS_BEFORE_RARITY:
+            return None
+        held = self.counts[[self._bucket(word) for word in words]]
+        return self.prompts / np.maximum(held, 1)
+
+
 def prompt_words(model: PolicyModel, prompt: Sequence[int], max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
     """The distinct words (maximal runs of letters and digits) of the prompt's last message, the
     conversation's first and the user's message before the last, each as token ids ending with
@@ -164,9 +203,31 @@ def _singles(words: list[list[int]]) -> list[list[int]]:
     return [[*word, END] for word in words]
 
 
-def _pairs(model: PolicyModel, words: list[list[int]]) -> list[list[int]]:
-    space = model.tokenizer.encode(" ")
-    return [[*a, *space, *b, END] for a in words for b in words]
+def _pairs(model: PolicyModel, words: list[list[int]], joins: tuple[str, ...] = (" ",)) -> list[list[int]]:
+    joiners = [model.tokenizer.encode(join) for join in joins]
+    return [[*a, *joiner, *b, END] for joiner in joiners for a in words for b in words]
+
+
+# Candidates and the chance of drawing each (None: all alike).
+Drawn = tuple[list[list[int]], np.ndarray | None]
+
+
+def _rare(
+    model: PolicyModel, words: list[list[int]], rarity: np.ndarray, max_tokens: int, constraint: ChoiceConstraint | None
+) -> tuple[Drawn, Drawn]:
+    """The prompt's words, and their pairs joined by a space or by nothing, each with the chance
+    of drawing it: in proportion to its rarity (a pair's, the product of its words')."""
+    singles = _singles(words)
+    pairs = _pairs(model, words, JOINS)
+    pair_weights = np.tile(np.outer(rarity, rarity).ravel(), len(JOINS))
+    return _drawn(singles, rarity, max_tokens, constraint), _drawn(pairs, pair_weights, max_tokens, constraint)
+
+
+def _drawn(candidates: list[list[int]], weights: np.ndarray, max_tokens: int, constraint: ChoiceConstraint | None) -> Drawn:
+    """The candidates that fit, and the chance of drawing each, in proportion to ``weights``."""
+    keep = [k for k, c in enumerate(candidates) if len(c) <= max_tokens and _fits(c, constraint)]
+    chances = weights[keep]
+    return [candidates[k] for k in keep], chances / chances.sum() if keep else chances
 
 
 def _words(model: PolicyModel, prompt: Sequence[int]) -> list[list[int]]:
@@ -244,20 +305,29 @@ def explore(
     record: ExploredTurns | None = None,
     rewarded: RewardedAnswers | None = None,
     rewarded_share: float = 0.0,
+    frequencies: WordFrequencies | None = None,
 ) -> list[Generation]:
     """``samples`` with each one replaced, with probability ``share``, by prompt words (or a sum
     or difference of the prompt's numbers, or a list of the prompt's reordered), or else with
     probability ``rewarded_share`` by an answer from ``rewarded`` (each replacement noted in
-    ``record``)."""
+    ``record``). ``frequencies``, when given, counts this prompt's words, and half the words
+    and pairs of words are then drawn by their rarity."""
     if temperature <= 0 or not samples:
         return samples
     draws = rng.random(len(samples))
     chosen: list[int] = []
     picks: list[list[int]] = []
     if (draws < share).any():
-        found = _words(model, prompt)  # read once for both kinds of candidate
+        found = _words(model, prompt)  # read once for every kind of candidate
         words = _fitting(_singles(found), max_tokens, constraint)
         phrases = _fitting(_pairs(model, found), max_tokens, constraint)
+        rare_words: Drawn = ([], None)
+        rare_phrases: Drawn = ([], None)
+        if frequencies is not None:
+            frequencies.add(found)
+            rarity = frequencies.rarity(found)
+            if rarity is not None:
+                rare_words, rare_phrases = _rare(model, found, rarity, max_tokens, constraint)
         sums = _fitting(_sums(model, found), max_tokens, constraint)
         lists = _lists(model, prompt)
         for index in np.flatnonzero(draws < share):
@@ -267,13 +337,18 @@ def explore(
                     chosen.append(int(index))
                     picks.append(pick)
                 continue
+            chances = None
             if sums and rng.random() < SUM_SHARE:
                 pool = sums
             else:
-                pool = phrases if phrases and rng.random() < PHRASE_SHARE else words
+                pool, rare = (phrases, rare_phrases) if rng.random() < PHRASE_SHARE else (words, rare_words)
+                if rare[0] and rng.random() < RARE_SHARE:
+                    pool, chances = rare
+                pool = pool or words
             if pool:
                 chosen.append(int(index))
-                picks.append(pool[int(rng.integers(len(pool)))])
+                at = rng.integers(len(pool)) if chances is None else rng.choice(len(pool), p=chances)
+                picks.append(pool[int(at)])
     offered = np.flatnonzero((draws >= share) & (draws < share + rewarded_share))
     answers = rewarded.fitting(max_tokens, constraint) if rewarded is not None and offered.size else []
     for index in offered if answers else ():

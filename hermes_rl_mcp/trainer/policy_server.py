@@ -31,7 +31,7 @@ from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.fast_asgi import FastPathApp, header, read_body, send_json
 from hermes_rl_mcp.sdk.env_types import PURPOSE_HEADER
 from hermes_rl_mcp.trainer.constraints import MAX_CHOICES, ConstraintError, choice_constraint
-from hermes_rl_mcp.trainer.exploration import ExploredTurns, RewardedAnswers, explore
+from hermes_rl_mcp.trainer.exploration import ExploredTurns, RewardedAnswers, WordFrequencies, explore
 from hermes_rl_mcp.trainer.model import PolicyModel
 from hermes_rl_mcp.trainer.sampling import Generation, SampleJob, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import ChatTemplateError
@@ -146,6 +146,8 @@ class PolicyHolder:
     explore_rewarded: float = 0.0
     rewarded: RewardedAnswers | None = None
     explored: ExploredTurns | None = None
+    # which words of the prompts explored vary from prompt to prompt (exploration favours them)
+    word_frequencies: WordFrequencies = field(default_factory=WordFrequencies)
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
     last_request: float = field(default_factory=time.monotonic)
     batches: SamplingBatches = field(init=False, repr=False)
@@ -186,7 +188,7 @@ class PolicyHolder:
         return explore(
             model, prompt_ids, samples, share=self.explore_prompt_words, max_tokens=req.new_tokens(),
             temperature=temperature, constraint=constraint, rng=rng, record=self.explored,
-            rewarded=self.rewarded, rewarded_share=self.explore_rewarded,
+            rewarded=self.rewarded, rewarded_share=self.explore_rewarded, frequencies=self.word_frequencies,
         )
 
 
