@@ -1,4 +1,4 @@
-"""Does the local policy learn tasks it was not designed around? Seventy-five new tasks, default settings.
+"""Does the local policy learn tasks it was not designed around? Eighty-one new tasks, default settings.
 
     python bench/bench_generality.py [TASK ...] [--timeout 300] [--keep]
 
@@ -61,6 +61,7 @@ TASKS = (
     "snake_case", "youngest", "sort_numbers", "count_above", "letter_grade", "pet_names",
     "date_format", "duplicate_name", "height_order", "rsvp_count", "triangle_type", "warmer_colder",
     "pig_latin", "rhyme_pick", "time_order", "count_legs", "leap_year", "door_code",
+    "swap_case", "closest_number", "length_order", "count_digits", "season", "first_or_second",
 )
 BAR = 0.9
 MAX_WALL = 180.0
