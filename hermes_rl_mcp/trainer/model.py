@@ -1195,6 +1195,12 @@ class PolicyModel:
         over the prompts trained on."""
         return feats.tally - self.params["N_tally_mean"]
 
+    def _tally_parts(self, per_column: np.ndarray) -> dict[str, np.ndarray]:
+        """Something per column of the tally, split between the parameters that weigh them:
+        ``N_tally`` the characters', ``N_words`` the words'."""
+        v = self.shape.vocab_size
+        return {"N_tally": per_column[:v], "N_words": per_column[v:]}
+
     def observe(self, feats: Features) -> None:
         """Fold a training batch's prompts (each distinct prompt once) into the mean tally the
         number path centres its counts on; the learner calls this before each batch's steps."""
@@ -1227,7 +1233,7 @@ class PolicyModel:
             "N_word": step_scales(x, word, self.shape.word_rows + 1, spread),
             "N_lone": step_scales(feats.lone_number, one_weight, 1, spread),
             "N_diff": step_scales(diffs.ravel(), np.tile(np.arange(diffs.shape[1]), len(diffs)), diffs.shape[1], spread),
-            **dict(zip(("N_tally", "N_words"), np.split(tally, [v]))),
+            **self._tally_parts(tally),
         }
 
     def _input_step_scales(self, prompt_rows: np.ndarray) -> np.ndarray:
@@ -1451,7 +1457,7 @@ class PolicyModel:
             "N_bias": np.asarray([BIAS_INPUT * GAINS["N_bias"] * dprompt.sum()]),
             "N_diff": GAINS["N_diff"] * (dprompt @ feats.number_diffs),
             "N_lone": np.asarray([GAINS["N_lone"] * (dprompt @ feats.lone_number)]),
-            **dict(zip(("N_tally", "N_words"), np.split(GAINS["N_tally"] * (dprompt @ self._centred_tally(feats)), [v]))),
+            **self._tally_parts(GAINS["N_tally"] * (dprompt @ self._centred_tally(feats))),
             "N_place": GAINS["N_place"] * np.bincount(place, weights=dweight.ravel(), minlength=NUMBER_SLOTS),
             "N_before": GAINS["N_before"] * np.bincount(before, weights=dweight.ravel(), minlength=v),
             "N_after": GAINS["N_after"] * np.bincount(after, weights=dweight.ravel(), minlength=v),
