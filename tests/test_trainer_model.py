@@ -736,6 +736,36 @@ def test_the_number_path_counts_words_against_the_prompts_trained_on() -> None:
     assert feats.tally[0, model.shape.vocab_size :].sum() == 5  # How, many, are, animals, cats
 
 
+def test_the_copy_map_can_change_case_one_way_for_some_letters_and_the_other_way_for_others() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3, dtype=np.float64)
+    p = model.params
+    from_lower, from_upper = p["R"].size - 2, p["R"].size - 1
+    p["R"][[from_lower, from_upper]] = 10.0 / GAINS["R"]  # past the identity's lead of 8 nats
+    images = model._images()
+    assert TOK.decode(images[TOK.encode("hELLo7!")]) == "HellO7!"
+    # one code distance cannot do both: 32 down from "e" is "E", 32 down from "E" is "%"
+    p["R"][[from_lower, from_upper]] = 0.0
+    p["R"][model.shape.vocab_size - 1 - 32] = 10.0 / GAINS["R"]
+    assert TOK.decode(model._images()[TOK.encode("hELLo")]) == "H%,,O"
+    # the gradient reaches both weights, as finite differences say
+    prompt = TOK.generation_prompt([{"role": "user", "content": "Swap: hELLo"}])
+    feats = model.features([prompt] * 2, [[], TOK.encode("H")])
+    targets = np.asarray(TOK.encode("He"))
+
+    def objective() -> float:
+        return float(model.token_logprobs(feats, targets)[0].sum())
+
+    grads = model.backward(model.token_logprobs(feats, targets)[1], targets, np.ones(2))
+    for index in (from_lower, from_upper):
+        original = p["R"][index]
+        p["R"][index] = original + 1e-6
+        up = objective()
+        p["R"][index] = original - 1e-6
+        down = objective()
+        p["R"][index] = original
+        assert grads["R"][index] != 0.0 and (up - down) / 2e-6 == pytest.approx(grads["R"][index], rel=1e-5)
+
+
 def test_a_reply_to_a_lone_number_starts_at_that_number() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=4, dtype=np.float64)
     texts = ("What comes after 38?", "7+8", "no number", "Start with 6.")

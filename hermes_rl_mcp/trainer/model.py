@@ -157,7 +157,7 @@ COMMON_ROWS_STEP = 8.0
 HIDDEN_NORM_FLOOR = 1e-4
 # Raised when a change alters what the parameters mean or which parameters there are, so a
 # checkpoint saved before it is refused with that reason rather than misread.
-MODEL_REVISION = 5
+MODEL_REVISION = 6
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -472,10 +472,13 @@ class PolicyModel:
         )
         # R maps an attended character to the characters a fixed code distance away: entry
         # [a, b] of the token-to-token map it makes is R[b - a], for characters a and b only.
+        # Its last two entries map a letter to itself in the other case, from a lowercase letter
+        # and from an uppercase one (``_case_pairs``).
         v, first = shape.vocab_size, tokenizer.first_char_id
         codes = np.arange(v)
         self._offset_index = codes[None, :] - codes[:, None] + v - 1
         self._offset_valid = (codes[:, None] >= first) & (codes[None, :] >= first)
+        self._case_pairs = _case_pairs(tokenizer, 2 * v - 1)
         self._window_pairs = np.triu_indices(shape.window, k=1)  # the slot pairs of ``repeats``
         self._neighbour_sources = _neighbour_sources(shape)
         # each character slot's view: 0 the window, then the HEADS messages' (the end slot's is -1)
@@ -539,7 +542,7 @@ class PolicyModel:
             # copied up to the last message's end ends the answer too depends on the task.
             "P_end": np.zeros(len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES + 1),
             "M": np.zeros((v, v)),  # what an attended token adds to other tokens' logits
-            "R": np.zeros(2 * v - 1),  # the same by code distance: shared by every character
+            "R": np.zeros(2 * v - 1 + 2),  # the same by code distance, then by case: shared by every character
             "C": np.zeros((shape.max_count, v)),  # what attending a character that occurs k times in its word adds
             # The pointer's query from the hidden layer (zero at first: it starts as without):
             "Q_pos": np.zeros((h, shape.pointer_slots - 1)),  # which slots to read, by what was read
@@ -1257,11 +1260,13 @@ class PolicyModel:
 
     def _map_logits(self) -> np.ndarray:
         """(V, V): row a's logits over the tokens an attended a is copied as: the identity's lead,
-        M, and the code-distance map R."""
+        M, and the map R by code distance and by case."""
         p = self.params
-        by_distance = np.where(self._offset_valid, p["R"][self._offset_index], 0.0)
+        by_relation = np.where(self._offset_valid, p["R"][self._offset_index], 0.0)
+        letters, partners, entries = self._case_pairs
+        by_relation[letters, partners] += p["R"][entries]
         identity = IDENTITY_LOGIT * np.eye(self.shape.vocab_size, dtype=self.dtype)
-        return identity + GAINS["M"] * p["M"] + GAINS["R"] * by_distance
+        return identity + GAINS["M"] * p["M"] + GAINS["R"] * by_relation
 
     def _copy_map(self, logits: np.ndarray | None = None) -> np.ndarray:
         logits = self._map_logits() if logits is None else logits.copy()
@@ -1364,8 +1369,10 @@ class PolicyModel:
         dmap_logits = cache.copy_map * (dmap - (dmap * cache.copy_map).sum(axis=1, keepdims=True))
         grads["M"] = GAINS["M"] * dmap_logits
         dmap_valid = np.where(self._offset_valid, dmap_logits, 0.0)
-        grads["R"] = GAINS["R"] * np.bincount(
-            self._offset_index.ravel(), weights=dmap_valid.ravel(), minlength=p["R"].size
+        letters, partners, entries = self._case_pairs
+        grads["R"] = GAINS["R"] * (
+            np.bincount(self._offset_index.ravel(), weights=dmap_valid.ravel(), minlength=p["R"].size)
+            + np.bincount(entries, weights=dmap_logits[letters, partners], minlength=p["R"].size)
         ).astype(dmap.dtype, copy=False)
         dattended = dcopied @ cache.copy_map.T  # (N, V): per token of the slots
         dattention = np.take_along_axis(dattended, feats.slots, axis=1)
@@ -1533,6 +1540,21 @@ def _neighbour_sources(shape: ModelShape) -> np.ndarray:
         elif -END_SLOT_TAIL <= k <= -1:  # read backwards, the message's first characters lead to the end
             out[-1, k_index] = w - k - 1
     return out
+
+
+def _case_pairs(tokenizer: CharTokenizer, first_entry: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every letter, the same letter in the other case, and the entry of R that weighs that
+    pair: ``first_entry`` from a lowercase letter, the next from an uppercase one. Changing case
+    is not one code distance both ways (a is 32 after A, and 32 before a is "!"), so a map that
+    swaps case one way for some letters and the other way for others needs its own weights."""
+    letters, partners, entries = [], [], []
+    for token in range(tokenizer.first_char_id, tokenizer.vocab_size):
+        text = tokenizer.token_text(token)
+        if text.isalpha() and text.swapcase() != text:
+            letters.append(token)
+            partners.append(tokenizer.encode(text.swapcase())[0])
+            entries.append(first_entry + text.isupper())
+    return tuple(np.asarray(a, dtype=np.int64) for a in (letters, partners, entries))  # type: ignore[return-value]
 
 
 def _token_bits(tokens: np.ndarray) -> np.ndarray:
