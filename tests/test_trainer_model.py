@@ -733,7 +733,26 @@ def test_the_number_path_counts_words_against_the_prompts_trained_on() -> None:
         assert TOK.decode(reply.token_ids) == count
     # numbers are read as values, not counted as words
     feats = model.features([asked("7 cats")], [[]])
-    assert feats.tally[0, model.shape.vocab_size :].sum() == 5  # How, many, are, animals, cats
+    words = slice(model.shape.vocab_size, model.shape.vocab_size + model.shape.word_rows)
+    assert feats.tally[0, words].sum() == 5  # How, many, are, animals, cats
+
+
+def test_the_number_path_counts_letters_capitals_digits_and_numbers_as_one_count_each() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=4, dtype=np.float64)
+    feats = model.features([TOK.generation_prompt([{"role": "user", "content": "Code k4P92 or 17?"}])], [[]])
+    s = model.shape
+    letters, capitals, digits, numbers = feats.tally[0, s.vocab_size + s.word_rows :]
+    assert (letters, capitals, digits, numbers) == (8, 2, 5, 3)  # C,o,d,e,k,P,o,r; 4,9,2,1,7; 4, 92, 17
+    # one weight counts the digits of codes never seen, where per digit they are left out
+    p = model.params
+    p["N_classes"][2] = 1.0 / GAINS["N_tally"]
+    p["N_lone"][:] = 0.0
+    p["N_spread"][:] = np.log(0.3) / GAINS["N_spread"]
+    p["N_mix"][:] = np.log(0.999 / 0.001) / GAINS["N_mix"]
+    for code, count in (("a1b2c3", "3"), ("zz9q", "1"), ("77x7y07", "5")):
+        prompt = TOK.generation_prompt([{"role": "user", "content": f"How many digits in {code}?"}])
+        reply = generate(model, prompt, n=1, max_tokens=4, temperature=0.0, rng=np.random.default_rng(0))[0]
+        assert TOK.decode(reply.token_ids) == count
 
 
 def test_the_copy_map_can_change_case_one_way_for_some_letters_and_the_other_way_for_others() -> None:

@@ -208,6 +208,10 @@ SIGNS = NUMBER_SLOTS
 # Arrays kept with the parameters (checkpointed and copied with them) that no gradient moves:
 # the mean tally of the prompts trained on, and how many prompts that mean is over (``observe``).
 STATISTICS = ("N_tally_mean", "N_tally_seen")
+# The tally's counts per class of character, after those per character and per word: letters,
+# uppercase letters, digits, then numbers (runs of digits). Their weights, in that order:
+TALLY_CLASSES = 4
+TALLY_PARTS = ("N_tally", "N_words", "N_classes")
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
 # prompt occurrence of the previously emitted token (1: its successor, -1: its predecessor, 0: the
 # same token again). Copying a span forwards or backwards is then one weight, not one per step.
@@ -263,6 +267,12 @@ class ModelShape:
         the digit values of the reply so far (the repeats have weights of their own,
         ``U_same``)."""
         return self.window + HEADS * self.message_slots + self.neighbour_pairs + COMPARISONS + SIGNS + self.shared_words + self.gen_slots
+
+    @property
+    def tally_width(self) -> int:
+        """Counts the number path reads of the last message: per character, per hashed word,
+        then per class (``TALLY_CLASSES``)."""
+        return self.vocab_size + self.word_rows + TALLY_CLASSES
 
     @property
     def shared_words(self) -> int:
@@ -325,7 +335,7 @@ class PromptView:
     number_diffs: np.ndarray  # (MAX_NUMBERS - 1,) float: the last message's numbers minus the one before each
     lone_number: float  # the last message's number where it holds only one, else 0
     comparisons: np.ndarray  # (COMPARISONS,) float: +1 / -1 where a pair's second number is above / below its first
-    tally: np.ndarray  # (V + word_rows,) float: the last message's count of each character, then of each word (``_tally``)
+    tally: np.ndarray  # (tally_width,) float: the last message's count of each character, each word and each class (``_tally``)
 
 
 class ViewCache:
@@ -410,7 +420,7 @@ class Features:
     number_context: np.ndarray  # (P, NUMBER_SLOTS, 4) int: their places, neighbouring tokens and the words after them
     number_diffs: np.ndarray  # (P, MAX_NUMBERS - 1) float: the last message's numbers minus the one before each
     lone_number: np.ndarray  # (P,) float: the last message's number where it holds only one, else 0
-    tally: np.ndarray  # (P, V + word_rows) float: each prompt's tally (``PromptView.tally``)
+    tally: np.ndarray  # (P, tally_width) float: each prompt's tally (``PromptView.tally``)
     number_groups: list[NumberGroup]  # the rows whose reply so far can still become an integer, by reply
 
     def __len__(self) -> int:
@@ -466,6 +476,10 @@ class PolicyModel:
         self._space = tokenizer.encode(" ")[0]
         self._minus = tokenizer.encode("-")[0]
         self._spelling = integer_spelling(tokenizer)
+        texts = [tokenizer.token_text(t) if t >= tokenizer.first_char_id else "" for t in range(shape.vocab_size)]
+        self._char_classes = np.asarray(  # the tally's classes of character but numbers: (classes, V)
+            [[test(text) for text in texts] for test in (str.isalpha, str.isupper, str.isdigit)], dtype=np.float64
+        )
         # 1 for letters, 2 for digits, 0 for anything else: which characters compare by code
         self._char_kind = np.asarray(
             [0 if not is_word_char[t] else 2 if tokenizer.token_text(t).isdigit() else 1 for t in range(shape.vocab_size)], dtype=np.int64
@@ -566,8 +580,9 @@ class PolicyModel:
             "N_lone": np.ones(1),
             "N_tally": np.zeros(v),  # per character of the tally
             "N_words": np.zeros(shape.word_rows),  # per hashed word of the tally
+            "N_classes": np.zeros(TALLY_CLASSES),  # per class of the tally
             # not trained: the mean tally of the prompts trained on so far, and how many there were
-            "N_tally_mean": np.zeros(v + shape.word_rows),
+            "N_tally_mean": np.zeros(shape.tally_width),
             "N_tally_seen": np.zeros(1),
             "N_spread": np.full(1, np.log(NUMBER_SPREAD_PRIOR)),
             "N_mix": np.full(shape.max_steps, np.log(NUMBER_MIX_PRIOR / (1.0 - NUMBER_MIX_PRIOR))),
@@ -691,17 +706,23 @@ class PolicyModel:
         )
 
     def _tally(self, content: np.ndarray, word_rows: np.ndarray) -> np.ndarray:
-        """(V + word_rows,): how often each character occurs in ``content``, digits left at 0,
+        """(tally_width,): how often each character occurs in ``content``, digits left at 0,
         then how often each hashed word does (``word_rows``, ``_word_starts`` over the same
-        tokens), numbers left out. The number path reads digits as the values of the numbers they
-        spell; a count per digit, or per number, would give it a weight per value, a table that
-        holds only for the numbers it was trained on (with one, number answers held less well
-        with the servers' lag: ``docs/design-notes.md``). A count per word makes "how many of
-        these are animals" or "how many replies say yes" one weight per word."""
-        chars = np.bincount(content, minlength=self.shape.vocab_size).astype(np.float64)
-        chars[self._is_digit] = 0.0
-        words = word_rows[(word_rows >= 0) & ~self._is_digit[content]]
-        return np.concatenate([chars, np.bincount(words, minlength=self.shape.word_rows).astype(np.float64)])
+        tokens), numbers left out, then how many letters, uppercase letters, digits and numbers
+        it holds (``TALLY_CLASSES``). The number path reads digits as the values of the numbers
+        they spell; a count per digit, or per number, would give it a weight per value, a table
+        that holds only for the numbers it was trained on (with one, number answers held less
+        well with the servers' lag: ``docs/design-notes.md``); how many digits or numbers there
+        are is one count each. A count per word makes "how many of these are animals" or "how
+        many replies say yes" one weight per word, and a count per class of character makes
+        "how many letters" one weight, not one per letter."""
+        counts = np.bincount(content, minlength=self.shape.vocab_size).astype(np.float64)
+        digit = self._is_digit[content]
+        numbers = np.count_nonzero(digit[1:] & ~digit[:-1]) + bool(len(digit) and digit[0])
+        classes = np.append(self._char_classes @ counts, numbers)
+        counts[self._is_digit] = 0.0
+        words = word_rows[(word_rows >= 0) & ~digit]
+        return np.concatenate([counts, np.bincount(words, minlength=self.shape.word_rows).astype(np.float64), classes])
 
     def _numbers(self, content: np.ndarray, opening: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
         """The number path's inputs: the last message's numbers, then the conversation's
@@ -1016,7 +1037,7 @@ class PolicyModel:
             number_context=_stack([view.number_context for view in views], NUMBER_SLOTS, 4),
             number_diffs=_stack([view.number_diffs for view in views], MAX_NUMBERS - 1).astype(np.float64, copy=False),
             lone_number=np.asarray([view.lone_number for view in views], dtype=np.float64),
-            tally=_stack([view.tally for view in views], s.vocab_size + s.word_rows).astype(np.float64, copy=False),
+            tally=_stack([view.tally for view in views], s.tally_width).astype(np.float64, copy=False),
         )
 
     def _assemble(
@@ -1191,18 +1212,18 @@ class PolicyModel:
         per_prompt = BIAS_INPUT * GAINS["N_bias"] * p["N_bias"][0] + (feats.numbers * weight).sum(axis=1)
         per_prompt = per_prompt + feats.number_diffs @ (GAINS["N_diff"] * p["N_diff"])
         per_prompt = per_prompt + feats.lone_number * (GAINS["N_lone"] * p["N_lone"][0])
-        return per_prompt + self._centred_tally(feats) @ (GAINS["N_tally"] * np.concatenate([p["N_tally"], p["N_words"]]))
+        return per_prompt + self._centred_tally(feats) @ (GAINS["N_tally"] * np.concatenate([p[k] for k in TALLY_PARTS]))
 
     def _centred_tally(self, feats: Features) -> np.ndarray:
-        """(P, V + word_rows): each prompt's count of each character and each word, less the mean
-        over the prompts trained on."""
+        """(P, tally_width): each prompt's count of each character, word and class, less the
+        mean over the prompts trained on."""
         return feats.tally - self.params["N_tally_mean"]
 
     def _tally_parts(self, per_column: np.ndarray) -> dict[str, np.ndarray]:
-        """Something per column of the tally, split between the parameters that weigh them:
-        ``N_tally`` the characters', ``N_words`` the words'."""
-        v = self.shape.vocab_size
-        return {"N_tally": per_column[:v], "N_words": per_column[v:]}
+        """Something per column of the tally, split between the parameters that weigh them
+        (``TALLY_PARTS``: the characters', the words', the classes')."""
+        s = self.shape
+        return dict(zip(TALLY_PARTS, np.split(per_column, [s.vocab_size, s.vocab_size + s.word_rows])))
 
     def observe(self, feats: Features) -> None:
         """Fold a training batch's prompts (each distinct prompt once) into the mean tally the
@@ -1218,7 +1239,7 @@ class PolicyModel:
         the batch's prompts apart) and the input table's rows' (``COMMON_ROWS_STEP`` shared by the
         rows every prompt holds); every other parameter takes all of it."""
         v = self.shape.vocab_size
-        width = v + self.shape.word_rows  # the tally's: characters, then words
+        width = self.shape.tally_width
         spread = float(np.exp(self._number_log_spread()))
         x = feats.numbers.ravel()
         place, before, after, word = (feats.number_context[..., i].ravel() for i in range(4))
