@@ -432,4 +432,6 @@ def test_a_shared_step_size_moves_faint_entries_in_proportion_to_their_gradient(
     # shared: the strong entry still moves by the learning rate, the faint ones a thousandth of it
     assert moved[True][0] == pytest.approx(0.2, rel=1e-3)
     np.testing.assert_allclose(moved[True][1:], [2e-4, -2e-4], rtol=1e-3)
-    assert "R" in SHARED_SCALE  # the copy map's distances, whose faint drift spoiled runs
+    # the copy map's distances, and the number path's counts of words and of characters, whose
+    # faint drift spoiled runs
+    assert {"R", "N_words", "N_tally"} <= SHARED_SCALE

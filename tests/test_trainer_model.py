@@ -604,6 +604,8 @@ def test_the_prompts_numbers_are_read_with_their_places_and_neighbours() -> None
     assert read("Is (3, -5) or (-12, 4) further?")[0].tolist() == [3.0, -5.0, -12.0, 4.0]
     assert read("-8 degrees, 7 - 2, pages 3-4, x-1")[0].tolist() == [-8.0, 7.0, 2.0, 3.0]
     assert read("x-1 and -1")[0][:2].tolist() == [1.0, -1.0]
+    # a code's digits are not values; a number with its unit is
+    assert read("Codes k4p9z2, 6761s94, B12 and 5pw88 at 10am on the 3rd")[0].tolist() == [10.0, 3.0, 0.0, 0.0]
     # in a conversation the opening message's numbers follow, in places of their own
     view = model.prompt_view(TOK.generation_prompt([
         {"role": "user", "content": "Start with 6."}, {"role": "assistant", "content": "OK"}, {"role": "user", "content": "Add 3."},

@@ -36,10 +36,11 @@ INPUT_DECAY = 1.0
 # entry, a distance no sample called for but that every failed copy nudged (a failure's lost
 # probability goes to every other token) moved as fast as one the rewards asked for, and in some
 # runs the nudged distances overtook the identity together and every copy came out shifted. The
-# number path's weights per counted word (``N_words``) share one too: a prompt's incidental words
-# (names, items) each drift on noise at the full step otherwise, and a count that had settled
-# came apart (``docs/design-notes.md``).
-SHARED_SCALE = frozenset({"R", "N_words"})
+# number path's weights per counted word (``N_words``) and per counted character (``N_tally``)
+# share one each too: a prompt's incidental words (names, items) and letters (a code's) each
+# drift on noise at the full step otherwise, and a count that had settled came apart
+# (``docs/design-notes.md``).
+SHARED_SCALE = frozenset({"R", "N_words", "N_tally"})
 INTEGER = re.compile(r"-?[0-9]+")
 
 

@@ -107,7 +107,7 @@ import numpy as np
 from hermes_rl_mcp.trainer.lists import TokenList, find_lists
 from hermes_rl_mcp.trainer.numbers import (
     MAX_NUMBERS, NUMBER_PAIRS, STEP_REFERENCE, LogShares, NumberGroup, RewardedIntegers, integer_spelling,
-    mix_in_numbers, neighbour_differences, number_log_shares, pair_comparisons, read_numbers, step_scales,
+    mix_in_numbers, neighbour_differences, number_log_shares, number_runs, pair_comparisons, read_numbers, step_scales,
 )
 from hermes_rl_mcp.trainer.tokenizer import END, PAD, ROLE_TOKENS, CharTokenizer
 
@@ -742,11 +742,9 @@ class PolicyModel:
         that word too, so a value counted in units the prompt names ("legs per animal", "minutes
         per hour") is one weight per unit."""
         out = np.full(MAX_NUMBERS, self.shape.word_rows, dtype=np.int64)
-        digit = self._is_digit[tokens]
-        edges = np.flatnonzero(np.diff(np.r_[0, digit.astype(np.int8), 0]))
-        for k, end in enumerate(edges[1::2][:MAX_NUMBERS]):
+        for k, (_, end) in enumerate(number_runs(tokens, self._is_digit, self._is_word_char)[:MAX_NUMBERS]):
             at = end + 1 if end < len(tokens) and tokens[end] == self._space else end
-            if at < len(tokens) and word_rows[at] >= 0 and not digit[at]:
+            if at < len(tokens) and word_rows[at] >= 0 and not self._is_digit[tokens[at]]:
                 out[k] = word_rows[at]
         return out
 

@@ -92,9 +92,7 @@ def read_numbers(
     values = np.zeros(MAX_NUMBERS)
     context = np.zeros((MAX_NUMBERS, 3), dtype=np.int64)
     context[:, 0] = np.arange(MAX_NUMBERS)
-    digit = is_digit[tokens]
-    edges = np.flatnonzero(np.diff(np.r_[0, digit.astype(np.int8), 0]))
-    runs = list(zip(edges[::2], edges[1::2]))[:MAX_NUMBERS]
+    runs = number_runs(tokens, is_digit, is_word)[:MAX_NUMBERS]
     for k, (begin, end) in enumerate(runs):
         values[k] = float(int("".join(str(int(t) - zero) for t in tokens[begin:end][:MAX_DIGITS])))
         if begin > 0 and tokens[begin - 1] == minus and (begin == 1 or not is_word[tokens[begin - 2]]):
@@ -102,6 +100,28 @@ def read_numbers(
         context[k, 1] = tokens[begin - 1] if begin > 0 else PAD
         context[k, 2] = tokens[end] if end < len(tokens) else PAD
     return values, context, len(runs)
+
+
+def number_runs(tokens: np.ndarray, is_digit: np.ndarray, is_word: np.ndarray) -> list[tuple[int, int]]:
+    """The (begin, end) spans of ``tokens`` that are numbers: runs of digits, but for those
+    inside a code. A run that a letter comes right before ("k4", "B12"), or that letters and
+    then another digit follow ("5pw88"), is one of a code's characters, not a value: read as
+    values, a code's digits made the number path's value swing by thousands from one code to
+    the next. A run that only letters follow is a number with its unit ("10am", "3rd")."""
+    digit = is_digit[tokens]
+    edges = np.flatnonzero(np.diff(np.r_[0, digit.astype(np.int8), 0]))
+    word = is_word[tokens]
+    runs = []
+    for begin, end in zip(edges[::2].tolist(), edges[1::2].tolist()):
+        if begin > 0 and word[begin - 1]:
+            continue
+        after = end
+        while after < len(tokens) and word[after] and not digit[after]:
+            after += 1
+        if after < len(tokens) and digit[after]:
+            continue
+        runs.append((begin, end))
+    return runs
 
 
 def neighbour_differences(values: np.ndarray, count: int) -> np.ndarray:
