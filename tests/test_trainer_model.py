@@ -493,6 +493,13 @@ def test_the_pointer_knows_which_list_item_comes_next_in_order() -> None:
     assert marked("5, 40, ") == ("1", "5")
     assert marked("5, 40, 123") == ("1", "5")
     assert marked("5, 40, 123, ") == ("", "")  # past the list's end, no item is marked
+    by_length = TOK.generation_prompt([{"role": "user", "content": "Shortest first: kiwi, fig, banana, pear"}])
+    feats = model.features([by_length] * 3, [TOK.encode(w) for w in ("", "fig, ", "fig, kiwi, ")])
+    message = feats.slots[:, model.shape.window : model.shape.window + model.shape.message_slots]
+    order = feats.order[:, model.shape.window : model.shape.window + model.shape.message_slots]
+    # by length, from the shortest and from the longest; kiwi and pear tie, and go in reading order
+    assert [TOK.decode(message[row][order[row, :, 4] == 1].tolist()) for row in range(3)] == ["f", "k", "p"]
+    assert [TOK.decode(message[row][order[row, :, 5] == 1].tolist()) for row in range(3)] == ["b", "p", "k"]
     feats = model.features([prompt, prompt], [TOK.encode(""), TOK.encode("5, ")])
     before = model.forward(feats).attention
     model.params["P_order"][2] = 3.0 / GAINS["P_order"]
@@ -512,7 +519,7 @@ def test_the_pointer_ranks_words_by_the_numbers_said_with_them() -> None:
         from the smallest and from the largest."""
         feats = model.features([TOK.generation_prompt([{"role": "user", "content": text}])], [TOK.encode(written)])
         message = feats.slots[0, s.window : s.window + s.message_slots]
-        column = 4 + 2 * BOUND_OFFSETS.index(offset)  # after the order within a word and a list's
+        column = 6 + 2 * BOUND_OFFSETS.index(offset)  # after the order within a word and a list's two
         order = feats.order[0, s.window : s.window + s.message_slots]
         return tuple(TOK.decode(message[order[:, column + k] == 1].tolist()) for k in range(2))
 

@@ -2,7 +2,8 @@
 comma in it ("pear, fig, kiwi" or "3,1,2", but not "fig and kiwi").
 
 Prompts give lists to sort, reverse, filter or count. The policy reads a list's items in order
-(``model.py``: which item comes first, or last, among those not yet written) and exploration
+(``model.py``: which item comes first, or last, among those not yet written, by their text and
+by their length) and exploration
 offers them reordered (``exploration.py``); both find them here.
 """
 
@@ -32,11 +33,20 @@ class TokenList:
         texts = [tokenizer.decode(list(tokens[start:stop])) for start, stop in self.items]
         numbers = all(text.isdigit() for text in texts)
         keys = [(int(text), "") if numbers else (0, text.lower()) for text in texts]
-        order = sorted(range(len(texts)), key=lambda k: keys[k])
-        ranks = [0] * len(texts)
-        for rank, k in enumerate(order):
-            ranks[k] = rank
-        return ranks
+        return _places(keys)
+
+    def length_ranks(self) -> list[int]:
+        """Each item's place in order of length (in characters), 0 for the shortest; items of
+        equal length by reading order."""
+        return _places([stop - start for start, stop in self.items])
+
+
+def _places(keys: Sequence[object]) -> list[int]:
+    """Each key's place among ``keys`` sorted (a stable sort: equal keys by their order)."""
+    ranks = [0] * len(keys)
+    for rank, k in enumerate(sorted(range(len(keys)), key=lambda k: keys[k])):  # type: ignore[arg-type,return-value]
+        ranks[k] = rank
+    return ranks
 
 
 def find_lists(tokens: Sequence[int], is_word_char: np.ndarray, comma: int) -> list[TokenList]:

@@ -184,7 +184,7 @@ MARKS = 8
 # at that offset, as list items are ranked by their own text, so "the name with the smallest
 # age", or names written in order of their heights, is one weight and not a key per name.
 BOUND_OFFSETS = (-3, -2, -1, 1)
-RANKS = 2 + 2 * len(BOUND_OFFSETS)  # a list item's place in order, then a word's by its number's, each from both ends
+RANKS = 4 + 2 * len(BOUND_OFFSETS)  # a list item's place in order and by length, then a word's by its number's, each from both ends
 # The pointer's keys per word, each scored at the slot where a word starts, fixed and as the
 # hidden layer asks: (the Features field holding each slot's key, fixed weights, query weights).
 WORD_KEYS = (("word_keys", "P_word", "Q_word"), ("place_keys", "P_place", "Q_place"))
@@ -834,14 +834,15 @@ class PolicyModel:
         return starts, keys
 
     def _list_ranks(self, tokens: np.ndarray, lists: list[TokenList]) -> np.ndarray:
-        """(len(tokens), 2): at each list item's first token, its place in its list's order
-        counted from the first item and from the last (``lists.TokenList.ranks``); -1 elsewhere."""
-        out = np.full((len(tokens), 2), -1, dtype=np.int64)
+        """(len(tokens), 4): at each list item's first token, its place in its list's order
+        counted from the first item and from the last (``lists.TokenList.ranks``), then in order
+        of length (``length_ranks``), from the shortest and from the longest; -1 elsewhere."""
+        out = np.full((len(tokens), 4), -1, dtype=np.int64)
         for found in lists:
-            ranks = np.asarray(found.ranks(tokens, self.tokenizer))
             starts = [start for start, _ in found.items]
-            out[starts, 0] = ranks
-            out[starts, 1] = len(ranks) - 1 - ranks
+            for column, ranks in ((0, found.ranks(tokens, self.tokenizer)), (2, found.length_ranks())):
+                out[starts, column] = ranks
+                out[starts, column + 1] = len(ranks) - 1 - np.asarray(ranks)
         return out
 
     def _bound_ranks(self, tokens: np.ndarray) -> np.ndarray:
@@ -1139,7 +1140,7 @@ class PolicyModel:
     def _next_items(self, ranked: np.ndarray, prompt_of: np.ndarray, commas: np.ndarray) -> np.ndarray:
         """(N, pointer_slots, RANKS): 1 at the first character of the list item whose place in
         order, from the first (second column: from the last), is the number of items the turn
-        has written, taken as the commas it holds, and the same for the words said with
+        has written, taken as the commas it holds, the same in order of length, and for the words said with
         numbers, ranked by those numbers (``_bound_ranks``): so a list written sorted, either
         way, or the name with the smallest number, is one weight and not a key per item."""
         return (ranked[prompt_of] == commas[:, None, None]).astype(self.dtype)
