@@ -323,6 +323,17 @@ def test_a_copy_continues_the_word_it_started_when_letters_recur() -> None:
     model.params["P_rel"][len(NEIGHBOUR_OFFSETS)] = 4.0 / GAINS["P_rel"]  # trust the pair "ho"
     after = model.forward(feats).attention[0]
     assert after[in_horse] > 20 * after[in_or]
+    # where the pair recurs too, the last three tokens tell the word being copied
+    prompt = TOK.generation_prompt([{"role": "user", "content": "longest? balloon"}])
+    feats = model.features([prompt], [TOK.encode("balloon")])
+    in_longest = np.flatnonzero(feats.slots[0, : model.shape.window] == TOK.encode("g")[0])
+    triple = len(NEIGHBOUR_OFFSETS) + 2
+    assert feats.follows[0, in_longest, len(NEIGHBOUR_OFFSETS)].all() and not feats.follows[0, in_longest, triple].any()
+    assert feats.follows[0, -1, triple] == 1  # the end slot continues "oon"
+    before = model.forward(feats).attention[0]
+    model.params["P_end"][triple] = 6.0 / GAINS["P_end"]  # trust the triple at the end slot
+    after = model.forward(feats).attention[0]
+    assert before[-1] < before[in_longest].sum() and after[-1] > 10 * after[in_longest].sum()
 
 
 def test_the_end_slot_follows_a_copy_that_reached_either_end_of_the_message() -> None:
@@ -332,12 +343,13 @@ def test_the_end_slot_follows_a_copy_that_reached_either_end_of_the_message() ->
     prompt = TOK.generation_prompt([{"role": "user", "content": "plane"}])
     forwards, backwards = NEIGHBOUR_OFFSETS.index(1), NEIGHBOUR_OFFSETS.index(-1)
     pair_forwards, pair_backwards = len(NEIGHBOUR_OFFSETS), len(NEIGHBOUR_OFFSETS) + 1
-    assert PAIR_FEATURES == 2
+    triple_forwards, triple_backwards = len(NEIGHBOUR_OFFSETS) + 2, len(NEIGHBOUR_OFFSETS) + 3
+    assert PAIR_FEATURES == 4
     end = model.features([prompt] * 4, [TOK.encode(r) for r in ("plane", "enalp", "enal", "pla")]).follows[:, -1]
-    assert end[0, forwards] == 1 and end[0, pair_forwards] == 1 and end[0, backwards] == 0
-    assert end[1, backwards] == 1 and end[1, pair_backwards] == 1 and end[1, forwards] == 0
+    assert end[0, [forwards, pair_forwards, triple_forwards]].all() and end[0, backwards] == 0
+    assert end[1, [backwards, pair_backwards, triple_backwards]].all() and end[1, forwards] == 0
     # midway, in either direction, the end slot is not next
-    assert not end[2:, [forwards, backwards, pair_forwards, pair_backwards]].any()
+    assert not end[2:, [forwards, backwards, pair_forwards, pair_backwards, triple_forwards, triple_backwards]].any()
     # and a policy that trusts the backward end stops a finished reversal there, and only there
     feats = model.features([prompt] * 2, [TOK.encode("enalp"), TOK.encode("enal")])
     before = model.forward(feats).attention[:, -1]

@@ -215,15 +215,18 @@ TALLY_PARTS = ("N_tally", "N_words", "N_classes")
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
 # prompt occurrence of the previously emitted token (1: its successor, -1: its predecessor, 0: the
 # same token again). Copying a span forwards or backwards is then one weight, not one per step.
-NEIGHBOUR_OFFSETS = (-2, -1, 0, 1, 2)
-# Two more scores match the last two emitted tokens, not just the last: the slot continues, in
-# reading order (forwards, then backwards), a prompt occurrence of that pair. When a letter
-# occurs in several of the prompt's words, the pair tells the word being copied from the others.
-PAIR_FEATURES = 2
+NEIGHBOUR_OFFSETS = (-3, -2, -1, 0, 1, 2, 3)
+# Four more scores match the last two emitted tokens, then the last three, not just the last:
+# the slot continues, in reading order (forwards, then backwards), a prompt occurrence of that
+# pair (then triple). When a letter occurs in several of the prompt's words, the pair tells the
+# word being copied from the others, and where a pair recurs too ("on" in "balloon" and in
+# "longest"), the triple does.
+PAIR_FEATURES = 4
+PREVIOUS_TOKENS = 3  # the reply's last tokens the scores match
 # The end slot follows the last message's last this many characters, as a slot follows the
-# characters before it (offsets 1 and 2), and precedes its first this many (offsets -1 and -2):
+# characters before it (offsets 1 to 3), and precedes its first this many (offsets -1 to -3):
 # a copy forwards to the message's end, or backwards to its start, reaches the end slot next.
-END_SLOT_TAIL = 2
+END_SLOT_TAIL = 3
 # The copy map starts as the identity: a token's own entry leads the others by this many nats
 # (at 8, about 3% of a copy leaks over the other tokens). R's larger gain lets one shared code
 # distance overtake that lead in about a hundred steps.
@@ -951,7 +954,7 @@ class PolicyModel:
         prompt_of = np.empty(n, dtype=np.int64)
         gen = np.full((n, s.gen_slots), PAD, dtype=np.int64)
         step = np.zeros(n, dtype=np.int64)
-        prev = np.full((n, 2), -1, dtype=np.int64)
+        prev = np.full((n, PREVIOUS_TOKENS), -1, dtype=np.int64)
         emitted = np.zeros((n, v), dtype=bool)
         commas = np.zeros(n, dtype=np.int64)
         for i, (prompt, done) in enumerate(zip(prompts, generated)):
@@ -965,7 +968,7 @@ class PolicyModel:
             gen[i, : len(head)] = head
             step[i] = len(done)
             if len(done):
-                prev[i, -min(len(done), 2) :] = done[-2:]
+                prev[i, -min(len(done), PREVIOUS_TOKENS) :] = done[-PREVIOUS_TOKENS:]
                 emitted[i, done] = True
                 commas[i] = np.count_nonzero(done == self._comma)
         return self._assemble(self.prompt_features(views), prompt_of, gen, step, prev, emitted, commas)
@@ -981,9 +984,9 @@ class PolicyModel:
         n, t = generated.shape
         gen = np.full((n, s.gen_slots), PAD, dtype=np.int64)
         gen[:, : min(t, s.gen_slots)] = generated[:, : s.gen_slots]
-        prev = np.full((n, 2), -1, dtype=np.int64)
+        prev = np.full((n, PREVIOUS_TOKENS), -1, dtype=np.int64)
         if t:
-            prev[:, -min(t, 2) :] = generated[:, -2:]
+            prev[:, -min(t, PREVIOUS_TOKENS) :] = generated[:, -PREVIOUS_TOKENS:]
         emitted = np.zeros((n, s.vocab_size), dtype=bool)
         np.put_along_axis(emitted, generated.astype(np.int64), True, axis=1)
         commas = np.count_nonzero(generated == self._comma, axis=1)
@@ -1051,29 +1054,32 @@ class PolicyModel:
         images: np.ndarray | None = None,
     ) -> Features:
         """Features of rows that each follow one of ``prompts`` (``prompt_of``), from each row's
-        turn so far (``prev`` (N, 2): the last two tokens emitted, -1 before the first; at the
-        first step the prompt's last token is the previous one; ``commas``: how many the turn
+        turn so far (``prev`` (N, PREVIOUS_TOKENS): the last tokens emitted, last last, -1 before
+        the first; at the first step the prompt's last token is the previous one; ``commas``: how many the turn
         holds, so how many items of a list it has written)."""
         s, o = self.shape, self._offsets
         around = prompts.neighbours[prompt_of]
         images = (self._images() if images is None else images)[around]
         valid = around != PAD
-        last, before = prev[:, 1], prev[:, 0]
+        last = prev[:, -1]
         follows = (images == last[:, None, None]) & (last >= 0)[:, None, None] & valid
-        pairs = []
-        for one, two in ((1, 2), (-1, -2)):
-            k1, k2 = NEIGHBOUR_OFFSETS.index(one), NEIGHBOUR_OFFSETS.index(two)
-            second = (images[:, :, k2] == before[:, None]) & (before >= 0)[:, None] & valid[:, :, k2]
-            pairs.append(follows[:, :, k1] & second)
-        follows = np.concatenate([follows, np.stack(pairs, axis=2)], axis=2)
-        prev = np.where(last >= 0, last, prompts.first_token[prompt_of])
+        runs: list[list[np.ndarray]] = [[], []]  # the pairs' scores, then the triples'
+        for sign in (1, -1):  # forwards, then backwards
+            matched = follows[:, :, NEIGHBOUR_OFFSETS.index(sign)]
+            for back in (2, 3):
+                k = NEIGHBOUR_OFFSETS.index(sign * back)
+                token = prev[:, -back]
+                matched = matched & (images[:, :, k] == token[:, None]) & (token >= 0)[:, None] & valid[:, :, k]
+                runs[back - 2].append(matched)
+        follows = np.concatenate([follows, np.stack(runs[0] + runs[1], axis=2)], axis=2)
+        previous = np.where(last >= 0, last, prompts.first_token[prompt_of])
         capped = np.minimum(step, s.max_steps - 1)
         remaining = np.clip(prompts.message_length[prompt_of] - step + 8, 0, s.length_range - 1)
         position_rows = np.concatenate(
             [
                 gen + o["generated"] + np.arange(s.gen_slots) * s.vocab_size,
                 (capped + o["step"])[:, None],
-                (prev + o["previous"])[:, None],
+                (previous + o["previous"])[:, None],
                 (remaining + o["length"])[:, None],
             ],
             axis=1,
