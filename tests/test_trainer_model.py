@@ -763,7 +763,8 @@ def test_the_number_path_counts_letters_capitals_digits_and_numbers_as_one_count
     feats = model.features([TOK.generation_prompt([{"role": "user", "content": "Code k4P92 or 17?"}])], [[]])
     s = model.shape
     letters, capitals, digits, numbers = feats.tally[0, s.vocab_size + s.word_rows :]
-    assert (letters, capitals, digits, numbers) == (8, 2, 5, 3)  # C,o,d,e,k,P,o,r; 4,9,2,1,7; 4, 92, 17
+    # C,o,d,e,k,P,o,r; the code's 4, 9 and 2, not the number 17's digits; 17
+    assert (letters, capitals, digits, numbers) == (8, 2, 3, 1)
     # one weight counts the digits of codes never seen, where per digit they are left out
     p = model.params
     p["N_classes"][2] = 1.0 / GAINS["N_tally"]

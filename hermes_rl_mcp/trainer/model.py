@@ -209,7 +209,8 @@ SIGNS = NUMBER_SLOTS
 # the mean tally of the prompts trained on, and how many prompts that mean is over (``observe``).
 STATISTICS = ("N_tally_mean", "N_tally_seen")
 # The tally's counts per class of character, after those per character and per word: letters,
-# uppercase letters, digits, then numbers (runs of digits). Their weights, in that order:
+# uppercase letters, the digits of codes, then numbers (``numbers.number_runs``). Their weights,
+# in that order:
 TALLY_CLASSES = 4
 TALLY_PARTS = ("N_tally", "N_words", "N_classes")
 # Reading-order offsets the pointer scores a slot by: the slot's token is ``k`` places after a
@@ -480,8 +481,8 @@ class PolicyModel:
         self._minus = tokenizer.encode("-")[0]
         self._spelling = integer_spelling(tokenizer)
         texts = [tokenizer.token_text(t) if t >= tokenizer.first_char_id else "" for t in range(shape.vocab_size)]
-        self._char_classes = np.asarray(  # the tally's classes of character but numbers: (classes, V)
-            [[test(text) for text in texts] for test in (str.isalpha, str.isupper, str.isdigit)], dtype=np.float64
+        self._char_classes = np.asarray(  # the tally's letters and capitals: (2, V)
+            [[test(text) for text in texts] for test in (str.isalpha, str.isupper)], dtype=np.float64
         )
         # 1 for letters, 2 for digits, 0 for anything else: which characters compare by code
         self._char_kind = np.asarray(
@@ -711,18 +712,22 @@ class PolicyModel:
     def _tally(self, content: np.ndarray, word_rows: np.ndarray) -> np.ndarray:
         """(tally_width,): how often each character occurs in ``content``, digits left at 0,
         then how often each hashed word does (``word_rows``, ``_word_starts`` over the same
-        tokens), numbers left out, then how many letters, uppercase letters, digits and numbers
-        it holds (``TALLY_CLASSES``). The number path reads digits as the values of the numbers
-        they spell; a count per digit, or per number, would give it a weight per value, a table
-        that holds only for the numbers it was trained on (with one, number answers held less
-        well with the servers' lag: ``docs/design-notes.md``); how many digits or numbers there
-        are is one count each. A count per word makes "how many of these are animals" or "how
-        many replies say yes" one weight per word, and a count per class of character makes
-        "how many letters" one weight, not one per letter."""
+        tokens), numbers left out, then how many letters, uppercase letters, digits of codes and
+        numbers it holds (``TALLY_CLASSES``). The number path reads a number's digits as the
+        value they spell; a count per digit, or per number, would give it a weight per value, a
+        table that holds only for the numbers it was trained on (with one, number answers held
+        less well with the servers' lag: ``docs/design-notes.md``). How many numbers there are is
+        one count, and so is how many digits the codes hold (``numbers.number_runs``: "k4p9"),
+        which are characters, not values; the digits of numbers are not counted, since how many
+        there are follows their values and only made the value noisier where the answer is
+        computed from them. A count per word makes "how many of these are animals" or "how many
+        replies say yes" one weight per word, and a count per class of character makes "how
+        many letters" one weight, not one per letter."""
         counts = np.bincount(content, minlength=self.shape.vocab_size).astype(np.float64)
         digit = self._is_digit[content]
-        numbers = np.count_nonzero(digit[1:] & ~digit[:-1]) + bool(len(digit) and digit[0])
-        classes = np.append(self._char_classes @ counts, numbers)
+        runs = number_runs(content, self._is_digit, self._is_word_char)
+        in_numbers = sum(end - begin for begin, end in runs)
+        classes = np.append(self._char_classes @ counts, [np.count_nonzero(digit) - in_numbers, len(runs)])
         counts[self._is_digit] = 0.0
         words = word_rows[(word_rows >= 0) & ~digit]
         return np.concatenate([counts, np.bincount(words, minlength=self.shape.word_rows).astype(np.float64), classes])
