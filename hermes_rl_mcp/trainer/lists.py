@@ -3,8 +3,8 @@ comma in it ("pear, fig, kiwi" or "3,1,2", but not "fig and kiwi").
 
 Prompts give lists to sort, reverse, filter or count. The policy reads a list's items in order
 (``model.py``: which item comes first, or last, among those not yet written, by their text and
-by their length) and exploration
-offers them reordered (``exploration.py``); both find them here.
+by their length) and exploration offers them reordered (``exploration.py``); both find them
+here.
 """
 
 from __future__ import annotations

@@ -329,7 +329,7 @@ class PromptView:
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
-    ranked: np.ndarray  # (pointer_slots, RANKS) int: at a list item's first character, its place in the list's order from the first / last item, then at a word's the same for the number at each of ``BOUND_OFFSETS`` (-1 elsewhere)
+    ranked: np.ndarray  # (pointer_slots, RANKS) int: at a list item's first character, its place in the list's order from the first / last item, then by length, then at a word's the same for the number at each of ``BOUND_OFFSETS`` (-1 elsewhere)
     marked: np.ndarray  # (pointer_slots, MARKS) float: 1 where the slot has a mark (``MARKS``)
     word_keys: np.ndarray  # (pointer_slots,) int: the hashed row of the word a slot starts (-1: it starts none)
     place_keys: np.ndarray  # (pointer_slots,) int: the view and place in its message of the word a slot starts (-1: none)
@@ -1059,9 +1059,9 @@ class PolicyModel:
         images: np.ndarray | None = None,
     ) -> Features:
         """Features of rows that each follow one of ``prompts`` (``prompt_of``), from each row's
-        turn so far (``prev`` (N, PREVIOUS_TOKENS): the last tokens emitted, last last, -1 before
-        the first; at the first step the prompt's last token is the previous one; ``commas``: how many the turn
-        holds, so how many items of a list it has written)."""
+        turn so far (``prev`` (N, PREVIOUS_TOKENS): the last tokens emitted, the latest last, -1
+        before the first; at the first step the prompt's last token is the previous one;
+        ``commas``: how many the turn holds, so how many items of a list it has written)."""
         s, o = self.shape, self._offsets
         around = prompts.neighbours[prompt_of]
         images = (self._images() if images is None else images)[around]
@@ -1151,9 +1151,10 @@ class PolicyModel:
     def _next_items(self, ranked: np.ndarray, prompt_of: np.ndarray, commas: np.ndarray) -> np.ndarray:
         """(N, pointer_slots, RANKS): 1 at the first character of the list item whose place in
         order, from the first (second column: from the last), is the number of items the turn
-        has written, taken as the commas it holds, the same in order of length, and for the words said with
-        numbers, ranked by those numbers (``_bound_ranks``): so a list written sorted, either
-        way, or the name with the smallest number, is one weight and not a key per item."""
+        has written, taken as the commas it holds; the same in order of length, and for the
+        words said with numbers, ranked by those numbers (``_bound_ranks``): so a list written
+        sorted, either way, or the name with the smallest number, is one weight and not a key
+        per item."""
         return (ranked[prompt_of] == commas[:, None, None]).astype(self.dtype)
 
     # -- forward / backward ---------------------------------------------------------------------
