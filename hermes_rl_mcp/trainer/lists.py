@@ -10,7 +10,7 @@ here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -41,10 +41,10 @@ class TokenList:
         return _places([stop - start for start, stop in self.items])
 
 
-def _places(keys: Sequence[object]) -> list[int]:
+def _places(keys: Sequence[Any]) -> list[int]:
     """Each key's place among ``keys`` sorted (a stable sort: equal keys by their order)."""
     ranks = [0] * len(keys)
-    for rank, k in enumerate(sorted(range(len(keys)), key=lambda k: keys[k])):  # type: ignore[arg-type,return-value]
+    for rank, k in enumerate(sorted(range(len(keys)), key=keys.__getitem__)):
         ranks[k] = rank
     return ranks
 

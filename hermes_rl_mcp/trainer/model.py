@@ -1586,7 +1586,7 @@ def _case_pairs(tokenizer: CharTokenizer, first_entry: int) -> tuple[np.ndarray,
             letters.append(token)
             partners.append(tokenizer.encode(text.swapcase())[0])
             entries.append(first_entry + text.isupper())
-    return tuple(np.asarray(a, dtype=np.int64) for a in (letters, partners, entries))  # type: ignore[return-value]
+    return np.asarray(letters, dtype=np.int64), np.asarray(partners, dtype=np.int64), np.asarray(entries, dtype=np.int64)
 
 
 def _token_bits(tokens: np.ndarray) -> np.ndarray:
