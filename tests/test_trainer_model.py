@@ -807,6 +807,25 @@ def test_the_copy_map_can_change_case_one_way_for_some_letters_and_the_other_way
         assert grads["R"][index] != 0.0 and (up - down) / 2e-6 == pytest.approx(grads["R"][index], rel=1e-5)
 
 
+def test_the_case_switch_can_change_the_case_of_one_letter_and_the_copy_goes_on() -> None:
+    from hermes_rl_mcp.trainer.model import NEIGHBOUR_OFFSETS
+
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3, dtype=np.float64)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "Capitalize: rivet"}])
+    feats = model.features([prompt] * 2, [[], TOK.encode("R")])
+    # "R" continues "rivet" as "r" would: the neighbour scores match letters whatever their case
+    i_slots = np.flatnonzero(feats.slots[1, : model.shape.window] == TOK.encode("i")[0])  # rIvet, capItalIze
+    assert feats.follows[1, i_slots, NEIGHBOUR_OFFSETS.index(1)].tolist() == [1.0, 0.0, 0.0]
+    plain = model.forward(feats).probs
+    model.params["P_case"][:] = -8.0 / GAINS["P_case"]
+    model.params["P_case"][0] = 8.0 / GAINS["P_case"]  # a capital first, then the letters as they are
+    switched = model.forward(feats).probs
+    lower, upper = TOK.encode("rivet"), TOK.encode("RIVET")
+    # at the first step the copied letters come out as capitals, after it as they are
+    assert switched[0, upper].sum() > 10 * plain[0, upper].sum() and switched[0, upper].sum() > 10 * switched[0, lower].sum()
+    assert switched[1, lower].sum() > 40 * switched[1, upper].sum()
+
+
 def test_a_reply_to_a_lone_number_starts_at_that_number() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=4, dtype=np.float64)
     texts = ("What comes after 38?", "7+8", "no number", "Start with 6.")
@@ -851,7 +870,7 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     rng = np.random.default_rng(0)
     sampled = generate(model, prompt, n=8, max_tokens=5, temperature=1.0, rng=rng)
     explored = explore(
-        model, prompt, sampled, share=1.0, max_tokens=5, temperature=0.7, constraint=None, rng=rng
+        model, prompt, sampled, share=1.0, max_tokens=5, temperature=0.7, constraint=None, rng=rng, case_share=0.0
     )
     assert len(explored) == 8
     for sample in explored:
@@ -862,7 +881,7 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     # a constraint keeps exploration to the allowed strings, under the same masks as sampling
     constraint = ChoiceConstraint(["even", "odd", "neither"], TOK)
     allowed = explore(
-        model, prompt, sampled, share=1.0, max_tokens=8, temperature=1.0, constraint=constraint, rng=rng
+        model, prompt, sampled, share=1.0, max_tokens=8, temperature=1.0, constraint=constraint, rng=rng, case_share=0.0
     )
     assert {TOK.decode(s.token_ids) for s in allowed} <= {"even", "odd"}
     for sample in allowed:  # each explored word carries the masked logprobs the sampler reports
@@ -894,7 +913,7 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     assert "it it" in phrases and "Is it" in phrases and "it Is" in phrases
     samples = generate(model, prompt, n=64, max_tokens=6, temperature=1.0, rng=rng)
     texts = [TOK.decode(s.token_ids) for s in explore(
-        model, prompt, samples, share=1.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng
+        model, prompt, samples, share=1.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng, case_share=0.0
     )]
     assert set(texts) <= phrases | {"Is", "47", "even", "or", "odd", "Say", "it", "94"}
     assert 10 <= texts.count("94") <= 32  # a third of them: the prompt holds a number
@@ -903,6 +922,29 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     greedy = generate(model, prompt, n=2, max_tokens=5, temperature=0.0, rng=rng)
     assert explore(model, prompt, greedy, share=1.0, max_tokens=5, temperature=0.0, constraint=None, rng=rng) == greedy
     assert explore(model, prompt, sampled, share=0.0, max_tokens=5, temperature=1.0, constraint=None, rng=rng) == sampled
+
+
+def test_exploration_writes_the_prompts_words_in_other_cases_too() -> None:
+    from hermes_rl_mcp.trainer.exploration import explore
+
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "Capitalize: rivet"}])
+    rng = np.random.default_rng(4)
+    samples = generate(model, prompt, n=64, max_tokens=12, temperature=1.0, rng=rng)
+    texts = [TOK.decode(s.token_ids) for s in explore(
+        model, prompt, samples, share=1.0, max_tokens=12, temperature=1.0, constraint=None, rng=rng, case_share=1.0
+    )]
+    assert {"Rivet", "RIVET"} <= set(texts)
+    words = {"rivet", "capitalize"}
+    pairs = {f"{a} {b}" for a in words for b in words}
+    # every one is a word or two of the prompt, in a case the prompt does not write them in
+    assert all(text.lower() in words | pairs and text not in ("rivet", "Capitalize") for text in texts)
+    # a constraint still holds: only the variants it allows are offered
+    constraint = ChoiceConstraint(["Rivet", "rivet"], TOK)
+    allowed = {TOK.decode(s.token_ids) for s in explore(
+        model, prompt, samples, share=1.0, max_tokens=12, temperature=1.0, constraint=constraint, rng=rng, case_share=1.0
+    )}
+    assert "Rivet" in allowed and allowed <= {"Rivet", "rivet"}
 
 
 def test_exploration_offers_sums_and_differences_of_the_prompts_numbers() -> None:
@@ -931,7 +973,7 @@ def test_exploration_offers_sums_and_differences_of_the_prompts_numbers() -> Non
     sampled = generate(model, prompt, n=64, max_tokens=4, temperature=1.0, rng=rng)
     constraint = ChoiceConstraint(["yes", "no"], TOK)
     texts = {TOK.decode(s.token_ids) for s in explore(
-        model, prompt, sampled, share=1.0, max_tokens=4, temperature=1.0, constraint=constraint, rng=rng
+        model, prompt, sampled, share=1.0, max_tokens=4, temperature=1.0, constraint=constraint, rng=rng, case_share=0.0
     )}
     assert texts <= {"yes", "no"}
 
@@ -947,7 +989,7 @@ def test_exploration_offers_a_list_of_the_prompts_in_new_orders() -> None:
     rng = np.random.default_rng(3)
     samples = generate(model, prompt, n=96, max_tokens=16, temperature=1.0, rng=rng)
     texts = [TOK.decode(s.token_ids) for s in explore(
-        model, prompt, samples, share=1.0, max_tokens=16, temperature=1.0, constraint=None, rng=rng
+        model, prompt, samples, share=1.0, max_tokens=16, temperature=1.0, constraint=None, rng=rng, case_share=0.0
     )]
     offered = [text for text in texts if text in reorders]
     assert 16 <= len(offered) <= 48  # a third of 96 (31.5 on average over 30 seeds, 19 to 46): the prompt holds a list
@@ -955,7 +997,7 @@ def test_exploration_offers_a_list_of_the_prompts_in_new_orders() -> None:
     assert set(texts) - reorders <= {"Order", "fig", "kiwi", "plum"} | {f"{a} {b}" for a in ("Order", "fig", "kiwi", "plum") for b in ("Order", "fig", "kiwi", "plum")}
     # a reordered list longer than the reply may be is not offered
     short = [TOK.decode(s.token_ids) for s in explore(
-        model, prompt, samples, share=1.0, max_tokens=12, temperature=1.0, constraint=None, rng=rng
+        model, prompt, samples, share=1.0, max_tokens=12, temperature=1.0, constraint=None, rng=rng, case_share=0.0
     )]
     assert not set(short) & reorders
 
@@ -976,7 +1018,7 @@ def test_exploration_draws_the_words_that_change_from_prompt_to_prompt_and_joins
         samples = generate(model, prompt, n=n, max_tokens=6, temperature=1.0, rng=rng)
         return [TOK.decode(s.token_ids) for s in explore(
             model, prompt, samples, share=1.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng,
-            frequencies=frequencies,
+            frequencies=frequencies, case_share=0.0,
         )]
 
     rng = np.random.default_rng(5)
@@ -1065,7 +1107,7 @@ def test_exploration_offers_a_prompt_answers_that_scored_on_other_prompts() -> N
     # the two kinds split the samples: prompt words first, then answers from elsewhere
     mixed = explore(
         model, prompt, sampled, share=0.5, max_tokens=3, temperature=1.0, constraint=None,
-        rng=np.random.default_rng(1), rewarded=rewarded, rewarded_share=0.5,
+        rng=np.random.default_rng(1), rewarded=rewarded, rewarded_share=0.5, case_share=0.0,
     )
     texts = [TOK.decode(s.token_ids) for s in mixed]
     assert set(texts) <= {"2", "3", "a", "s", "in"} and {"2", "3"} & set(texts) and {"a", "s", "in"} & set(texts)

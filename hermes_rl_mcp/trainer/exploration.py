@@ -3,7 +3,7 @@
 A policy trained from scratch finds an answer only by sampling it, and once it has settled on
 one answer for every prompt, a rival answer can sit tens of nats below it and is never sampled
 again: the groups where the rival was right then all score alike and teach nothing. So while a
-run trains, each sample is, with a small probability, replaced by one of four kinds of answer,
+run trains, each sample is, with a small probability, replaced by one of five kinds of answer,
 followed by the end token:
 
 * **words of the prompt**: many short text tasks answer with a word the prompt already holds
@@ -28,6 +28,9 @@ followed by the end token:
   the task knows). Where the prompt holds such a list, a third of these replacements are its
   items in a random order, joined as the list joins them: the policy writes one character at a
   time, and a whole list in a new order is otherwise never sampled, so it never scores;
+* **words of the prompt in another case**: a quarter of the replacements by words or pairs of
+  words write them in another case (``CASE_SHARE``), since many tasks restate the prompt's
+  words so;
 * **an answer that scored on another prompt**: many tasks answer from a small set (labels,
   counts, small numbers) that the prompt need not hold. An answer that scored above its group
   once is offered to other prompts, so an answer the policy has stopped sampling for some
@@ -74,6 +77,11 @@ JOINS = (" ", "")
 # have been seen to tell): the rest are drawn evenly, since a label the task offers is in every
 # prompt.
 RARE_SHARE = 0.5
+# Of the replacements by words or pairs of words, the share written in another case (all
+# lowercase, all capitals, every letter's case swapped, or the first letter's): an answer that
+# restates the prompt's words in another case (a name capitalised, a code in capitals) is
+# otherwise sampled only letter by letter, each through the case switch.
+CASE_SHARE = 0.25
 PROMPTS_BEFORE_RARITY = 16
 
 
@@ -199,6 +207,15 @@ def _sums(model: PolicyModel, words: list[list[int]]) -> list[list[int]]:
     return [[*tokenizer.encode(str(n)), END] for n in sorted(found) if n <= NUMBER_RANGE]
 
 
+def _case_variants(model: PolicyModel, candidate: list[int]) -> list[list[int]]:
+    """A candidate (token ids ending with the end token) in each other case it can be written
+    in: all lowercase, all capitals, every letter's case swapped, the first letter's swapped."""
+    tokenizer = model.tokenizer
+    text = tokenizer.decode(candidate[:-1])
+    variants = {text.lower(), text.upper(), text.swapcase(), text[:1].swapcase() + text[1:]} - {text}
+    return [[*tokenizer.encode(variant), END] for variant in sorted(variants)]
+
+
 def _singles(words: list[list[int]]) -> list[list[int]]:
     return [[*word, END] for word in words]
 
@@ -306,9 +323,11 @@ def explore(
     rewarded: RewardedAnswers | None = None,
     rewarded_share: float = 0.0,
     frequencies: WordFrequencies | None = None,
+    case_share: float = CASE_SHARE,
 ) -> list[Generation]:
-    """``samples`` with each one replaced, with probability ``share``, by prompt words (or a sum
-    or difference of the prompt's numbers, or a list of the prompt's reordered), or else with
+    """``samples`` with each one replaced, with probability ``share``, by prompt words (a share
+    ``case_share`` of them in another case, or a sum or difference of the prompt's numbers, or
+    a list of the prompt's reordered), or else with
     probability ``rewarded_share`` by an answer from ``rewarded`` (each replacement noted in
     ``record``). ``frequencies``, when given, counts this prompt's words, and half the words
     and pairs of words are then drawn by their rarity."""
@@ -348,7 +367,11 @@ def explore(
             if pool:
                 chosen.append(int(index))
                 at = rng.integers(len(pool)) if chances is None else rng.choice(len(pool), p=chances)
-                picks.append(pool[int(at)])
+                pick = pool[int(at)]
+                if pool is not sums and rng.random() < case_share:
+                    variants = _fitting(_case_variants(model, pick), max_tokens, constraint)
+                    pick = variants[int(rng.integers(len(variants)))] if variants else pick
+                picks.append(pick)
     offered = np.flatnonzero((draws >= share) & (draws < share + rewarded_share))
     answers = rewarded.fitting(max_tokens, constraint) if rewarded is not None and offered.size else []
     for index in offered if answers else ():
