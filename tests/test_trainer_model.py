@@ -543,6 +543,9 @@ def test_the_pointer_ranks_words_by_the_numbers_said_with_them() -> None:
     assert marked(heights, "", 1) == ("c", "c")  # the "cm" after 150, and after 170: which offset names is learned
     assert marked("3 apples, 5 pears and 2 kiwis", "", 1) == ("k", "p")
     assert marked("Ann is 34. Who?", "", -2) == ("", "")  # one number: nothing to rank
+    # numbers with a fraction are ranked by their whole value, not by the digits either side of the point
+    race = "Race: Mia 12.4 s, Leo 11.9 s and Zoe 12.1 s. Who won?"
+    assert marked(race, "", -1) == ("L", "M") and marked(race, "", 1) == ("s", "s")
 
 
 def test_the_pointer_marks_list_items_and_words_that_occur_twice() -> None:
@@ -610,7 +613,7 @@ def test_the_prompts_numbers_are_read_with_their_places_and_neighbours() -> None
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=4)
 
     def read(text: str) -> tuple[np.ndarray, np.ndarray, int]:
-        return read_numbers(np.asarray(TOK.encode(text)), model._is_digit, model._zero, model._minus, model._is_word_char)
+        return read_numbers(np.asarray(TOK.encode(text)), model._is_digit, model._zero, model._minus, model._is_word_char, model._point)
 
     values, context, count = read("Add 12, 7 and 3004005.")
     assert count == 3 and values.tolist() == [12.0, 7.0, 300400.0, 0.0]  # a long run is read as its first six digits
@@ -625,6 +628,10 @@ def test_the_prompts_numbers_are_read_with_their_places_and_neighbours() -> None
     assert read("x-1 and -1")[0][:2].tolist() == [1.0, -1.0]
     # a code's digits are not values; a number with its unit is
     assert read("Codes k4p9z2, 6761s94, B12 and 5pw88 at 10am on the 3rd")[0].tolist() == [10.0, 3.0, 0.0, 0.0]
+    # a decimal point between digits makes one number with a fraction; a full stop does not
+    assert read("Mia 12.4 s, Leo 11.95 s. I ran 3.")[0].tolist() == pytest.approx([12.4, 11.95, 3.0, 0.0])
+    values, _, count = read("Version 1.2.3")  # a second point ends the number
+    assert count == 2 and values.tolist() == pytest.approx([1.2, 3.0, 0.0, 0.0])
     # in a conversation the opening message's numbers follow, in places of their own
     view = model.prompt_view(TOK.generation_prompt([
         {"role": "user", "content": "Start with 6."}, {"role": "assistant", "content": "OK"}, {"role": "user", "content": "Add 3."},

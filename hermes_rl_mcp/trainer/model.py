@@ -493,6 +493,7 @@ class PolicyModel:
         self._comma = tokenizer.encode(",")[0]
         self._space = tokenizer.encode(" ")[0]
         self._minus = tokenizer.encode("-")[0]
+        self._point = tokenizer.encode(".")[0]
         self._spelling = integer_spelling(tokenizer)
         texts = [tokenizer.token_text(t) if t >= tokenizer.first_char_id else "" for t in range(shape.vocab_size)]
         self._char_classes = np.asarray(  # the tally's letters and capitals: (2, V)
@@ -749,8 +750,8 @@ class PolicyModel:
         many letters" one weight, not one per letter."""
         counts = np.bincount(content, minlength=self.shape.vocab_size).astype(np.float64)
         digit = self._is_digit[content]
-        runs = number_runs(content, self._is_digit, self._is_word_char)
-        in_numbers = sum(end - begin for begin, end in runs)
+        runs = number_runs(content, self._is_digit, self._is_word_char, self._point)
+        in_numbers = sum(int(digit[begin:end].sum()) for begin, end in runs)
         classes = np.append(self._char_classes @ counts, [np.count_nonzero(digit) - in_numbers, len(runs)])
         counts[self._is_digit] = 0.0
         words = word_rows[(word_rows >= 0) & ~digit]
@@ -760,9 +761,9 @@ class PolicyModel:
         """The number path's inputs: the last message's numbers, then the conversation's
         opening message's (its places after the last message's; none when the prompt holds
         one message), and how many each holds."""
-        minus_sign = (self._minus, self._is_word_char)  # what makes a number negative
-        numbers, context, count = read_numbers(content, self._is_digit, self._zero, *minus_sign)
-        opening_numbers, opening_context, opening_count = read_numbers(opening, self._is_digit, self._zero, *minus_sign)
+        signs_and_points = (self._minus, self._is_word_char, self._point)  # what makes a number negative, or a fraction
+        numbers, context, count = read_numbers(content, self._is_digit, self._zero, *signs_and_points)
+        opening_numbers, opening_context, opening_count = read_numbers(opening, self._is_digit, self._zero, *signs_and_points)
         opening_context[:, 0] += MAX_NUMBERS
         return np.concatenate([numbers, opening_numbers]), np.concatenate([context, opening_context]), count, opening_count
 
@@ -774,7 +775,7 @@ class PolicyModel:
         that word too, so a value counted in units the prompt names ("legs per animal", "minutes
         per hour") is one weight per unit."""
         out = np.full(MAX_NUMBERS, self.shape.word_rows, dtype=np.int64)
-        for k, (_, end) in enumerate(number_runs(tokens, self._is_digit, self._is_word_char)[:MAX_NUMBERS]):
+        for k, (_, end) in enumerate(number_runs(tokens, self._is_digit, self._is_word_char, self._point)[:MAX_NUMBERS]):
             at = end + 1 if end < len(tokens) and tokens[end] == self._space else end
             if at < len(tokens) and word_rows[at] >= 0 and not self._is_digit[tokens[at]]:
                 out[k] = word_rows[at]
@@ -881,18 +882,24 @@ class PolicyModel:
         """(len(tokens), 2 * len(BOUND_OFFSETS)): at the first token of a word that is not a
         number, for each offset of ``BOUND_OFFSETS``, the place in order (by value, from the
         smallest and from the largest) among its message's numbers of the number that far from
-        it; -1 where there is none, or where the message holds fewer than two numbers."""
+        it; -1 where there is none, or where the message holds fewer than two numbers. A number
+        with a fraction ("12.4") is one word here, as ``numbers.number_runs`` reads it."""
         out = np.full((len(tokens), 2 * len(BOUND_OFFSETS)), -1, dtype=np.int64)
         message_of = _message_starts(tokens)
         messages: dict[int, list[tuple[int, int]]] = {}
+        fractions = {begin: end for begin, end in number_runs(tokens, self._is_digit, self._is_word_char, self._point)}
         for start, stop in self._word_spans(tokens):
-            messages.setdefault(int(message_of[start]), []).append((start, stop))
+            words = messages.setdefault(int(message_of[start]), [])
+            if words and words[-1][1] < stop <= fractions.get(words[-1][0], -1):
+                words[-1] = (words[-1][0], stop)  # the fraction after a number's point
+            else:
+                words.append((start, stop))
         for words in messages.values():
-            is_number = [bool(self._is_digit[tokens[start:stop]].all()) for start, stop in words]
+            is_number = [bool(self._is_digit[tokens[start:stop]].all()) or stop == fractions.get(start) for start, stop in words]
             numbers = [k for k, number in enumerate(is_number) if number]
             if len(numbers) < 2:
                 continue
-            value = {k: int(self.tokenizer.decode(tokens[words[k][0] : words[k][1]].tolist())) for k in numbers}
+            value = {k: float(self.tokenizer.decode(tokens[words[k][0] : words[k][1]].tolist())) for k in numbers}
             ranks = {k: rank for rank, k in enumerate(sorted(numbers, key=lambda k: (value[k], k)))}
             for column, offset in enumerate(BOUND_OFFSETS):
                 for k, rank in ranks.items():

@@ -80,7 +80,7 @@ class IntegerSpelling:
 
 
 def read_numbers(
-    tokens: np.ndarray, is_digit: np.ndarray, zero: int, minus: int, is_word: np.ndarray
+    tokens: np.ndarray, is_digit: np.ndarray, zero: int, minus: int, is_word: np.ndarray, point: int = -1
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """The first MAX_NUMBERS numbers of ``tokens`` (one message's content; ``is_digit`` per
     token, ``zero`` the token of "0", the digits' tokens following it in order): their values
@@ -88,13 +88,15 @@ def read_numbers(
     (MAX_NUMBERS, 3; PAD at the message's ends), and how many there are. Unused entries have
     value 0, so they add nothing. A number is negative where a minus sign (``minus``) stands
     right before it and is not itself joined to a word (``is_word`` per token): "(3, -5)" holds
-    -5, while "7 - 5" and "1961-1994" hold 5 and 1994."""
+    -5, while "7 - 5" and "1961-1994" hold 5 and 1994. A number may have a fraction after a
+    decimal point (``point``, as ``number_runs`` reads it): "12.4" is 12.4."""
     values = np.zeros(MAX_NUMBERS)
     context = np.zeros((MAX_NUMBERS, 3), dtype=np.int64)
     context[:, 0] = np.arange(MAX_NUMBERS)
-    runs = number_runs(tokens, is_digit, is_word)[:MAX_NUMBERS]
+    runs = number_runs(tokens, is_digit, is_word, point)[:MAX_NUMBERS]
     for k, (begin, end) in enumerate(runs):
-        values[k] = float(int("".join(str(int(t) - zero) for t in tokens[begin:end][:MAX_DIGITS])))
+        whole, _, fraction = "".join("." if t == point else str(int(t) - zero) for t in tokens[begin:end]).partition(".")
+        values[k] = float(f"{whole[:MAX_DIGITS]}.{fraction[:MAX_DIGITS] or 0}")
         if begin > 0 and tokens[begin - 1] == minus and (begin == 1 or not is_word[tokens[begin - 2]]):
             values[k] = -values[k]
         context[k, 1] = tokens[begin - 1] if begin > 0 else PAD
@@ -102,17 +104,26 @@ def read_numbers(
     return values, context, len(runs)
 
 
-def number_runs(tokens: np.ndarray, is_digit: np.ndarray, is_word: np.ndarray) -> list[tuple[int, int]]:
+def number_runs(tokens: np.ndarray, is_digit: np.ndarray, is_word: np.ndarray, point: int = -1) -> list[tuple[int, int]]:
     """The (begin, end) spans of ``tokens`` that are numbers: runs of digits, but for those
     inside a code. A run that a letter comes right before ("k4", "B12"), or that letters and
     then another digit follow ("5pw88"), is one of a code's characters, not a value: read as
     values, a code's digits made the number path's value swing by thousands from one code to
-    the next. A run that only letters follow is a number with its unit ("10am", "3rd")."""
+    the next. A run that only letters follow is a number with its unit ("10am", "3rd"). A
+    decimal point (``point``) between two runs of digits, and the second run, belong to the
+    number: "12.4" is one number, not 12 and 4 (a second point, as in "1.2.3", ends it)."""
     digit = is_digit[tokens]
     edges = np.flatnonzero(np.diff(np.r_[0, digit.astype(np.int8), 0]))
     word = is_word[tokens]
     runs = []
-    for begin, end in zip(edges[::2].tolist(), edges[1::2].tolist()):
+    spans = list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+    merged: list[tuple[int, int]] = []
+    for begin, end in spans:  # a run right after "digits and a point" is that number's fraction
+        if merged and begin == merged[-1][1] + 1 and tokens[begin - 1] == point and (merged[-1][0], merged[-1][1]) in spans:
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((begin, end))
+    for begin, end in merged:
         if begin > 0 and word[begin - 1]:
             continue
         after = end
