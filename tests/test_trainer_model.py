@@ -580,6 +580,30 @@ def test_the_pointer_marks_list_items_and_words_that_occur_twice() -> None:
 
 
 
+def test_the_pointer_reads_how_often_its_message_holds_the_word_it_finds() -> None:
+    from hermes_rl_mcp.trainer.model import GAINS
+
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3, dtype=np.float64)
+    s = model.shape
+    text = "a red sock, a blue mug, a red pen and a red hat. How many red things?"
+    prompt = TOK.generation_prompt([{"role": "user", "content": text}])
+    feats = model.features([prompt], [[]])
+    message = feats.slots[0, s.window : s.window + s.message_slots]
+    counts = feats.word_counts[0, s.window : s.window + s.message_slots]
+    # at each word's first character, how many times the message says the word
+    assert {TOK.decode([message[k]]): int(counts[k]) for k in np.flatnonzero(counts)} == {
+        "a": 4, "r": 4, "s": 1, "b": 1, "m": 1, "p": 1, "h": 1, "H": 1, "t": 1,  # "red" 4 times; "many" and "mug" once each
+    }
+    # one row of C_word, found through the pointer: "the word the pointer is on, said 4 times, answers 3"
+    three = TOK.encode("3")[0]
+    before = model.forward(feats).probs[0, three]
+    model.params["C_word"][4, three] = 8.0 / GAINS["C_word"]
+    reds = np.flatnonzero((feats.slots[0] == TOK.encode("r")[0]) & (feats.word_counts[0] == 4))
+    model.params["P_key"][TOK.encode("r")[0]] = 4.0 / GAINS["P_key"]
+    after = model.forward(feats)
+    assert after.attention[0, reds].sum() > 0.5 and after.probs[0, three] > 20 * before
+
+
 def test_the_pointer_marks_words_that_end_or_begin_like_another() -> None:
     from hermes_rl_mcp.trainer.model import GAINS
 

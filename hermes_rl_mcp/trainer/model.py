@@ -53,6 +53,8 @@ views of its context, each a bias that helps short text tasks in general:
 * **counts through the pointer**: each slot also carries how often its character occurs in
   its word, and the attention summed per count adds a learned row of ``C`` to the logits, so
   "how many of this letter" is the pointer finding the letter plus a map from counts to tokens;
+  likewise the slot starting a word carries how often its message holds the word (``C_word``),
+  so "how many red things" is the pointer finding "red";
 * **order within a word**: a slot whose character comes first (or last) in code order among
   the characters of its word not yet written this turn gets a score of its own, so writing a
   word's letters sorted, or picking its largest digit, is one weight and not a key per letter;
@@ -128,7 +130,7 @@ COPY_FLOOR = 0.003
 GAINS = {
     "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_end": 10.0, "P_gain": 10.0,
     "P_order": 10.0, "P_mark": 10.0,
-    "M": 10.0, "R": 60.0, "C": 10.0, "P_case": 10.0,
+    "M": 10.0, "R": 60.0, "C": 10.0, "C_word": 10.0, "P_case": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0, "Q_case": 1.0, "Q_word": 1.0, "P_word": 10.0, "Q_place": 1.0, "P_place": 10.0,
     # The number path's value weights, the log of its spread and its share (a logit) per step.
@@ -339,6 +341,7 @@ class PromptView:
     bag: np.ndarray  # (bag_chars + bag_words,) rows of the character and word bags
     shared: np.ndarray  # (2 * bag_words,) float: 1 where the last message's k-th word occurs in the opening / the message before the last
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
+    word_counts: np.ndarray  # (pointer_slots,) at a word's first character, the word's occurrences in its message (0: elsewhere)
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
     ranked: np.ndarray  # (pointer_slots, RANKS) int: at a list item's first character, its place in the list's order from the first / last item, then by length, then at a word's the same for the number at each of ``BOUND_OFFSETS`` (-1 elsewhere)
@@ -397,6 +400,7 @@ class PromptFeatures:
     slots: np.ndarray  # (P, pointer_slots) int
     neighbours: np.ndarray  # (P, pointer_slots, offsets) int: ``PromptView.neighbours``
     counts: np.ndarray  # (P, pointer_slots) int
+    word_counts: np.ndarray  # (P, pointer_slots) int: ``PromptView.word_counts``
     ordered: np.ndarray | None  # (P, pointer_slots, 2, words) uint64: ``PromptView.ordered`` (None: no prompts)
     ranked: np.ndarray  # (P, pointer_slots, RANKS) int: ``PromptView.ranked``
     marked: np.ndarray  # (P, pointer_slots, MARKS) float
@@ -427,6 +431,7 @@ class Features:
     slots: np.ndarray  # (N, pointer_slots) int: token of each pointer slot (PAD for none)
     used: np.ndarray  # (N, pointer_slots) float: 1 where the slot's token was emitted this turn
     counts: np.ndarray  # (N, pointer_slots) int: occurrences of the slot's character in its word
+    word_counts: np.ndarray  # (N, pointer_slots) int: at a word's first character, its occurrences in its message
     follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
     order: np.ndarray  # (N, pointer_slots, 2 + RANKS) float: 1 where the slot's character is the first / last unwritten one of its word, or starts the item next in order (``RANKS``)
     marked: np.ndarray  # (N, pointer_slots, MARKS) float: the prompt's ``PromptView.marked``
@@ -452,6 +457,7 @@ class ForwardCache:
     hidden: np.ndarray
     attention: np.ndarray  # (N, pointer_slots) pointer weights
     by_count: np.ndarray  # (N, max_count) attention summed per in-word count of the slots' characters
+    by_word_count: np.ndarray  # (N, max_count) attention summed per in-message count of the words the slots start
     attended: np.ndarray  # (N, V) attention summed per token of the slots
     copy_map: np.ndarray  # (V, V) row a: the tokens attending a copies to (sums to 1)
     copied: np.ndarray  # (N, V) attended mass carried through the copy map
@@ -587,6 +593,7 @@ class PolicyModel:
             "Q_case": np.zeros(h),
             "R": np.zeros(2 * v - 1 + 2),  # the same by code distance, then by case: shared by every character
             "C": np.zeros((shape.max_count, v)),  # what attending a character that occurs k times in its word adds
+            "C_word": np.zeros((shape.max_count, v)),  # what attending the start of a word its message holds k times adds
             # The pointer's query from the hidden layer (zero at first: it starts as without):
             "Q_pos": np.zeros((h, shape.pointer_slots - 1)),  # which slots to read, by what was read
             "Q_key": np.zeros((h, v)),  # which characters to look for, by what was read
@@ -704,8 +711,11 @@ class PolicyModel:
         marked = np.zeros((s.pointer_slots, MARKS), dtype=self.dtype)
         named = numbers[: min(number_count, MAX_NUMBERS)]
         marked[read, :2] = np.isin(places, named[named > 0])[source[read]]
-        marked[read, 2:4] = self._repeated(tokens, lists, word_starts, hashed)[source[read]]
+        held = self._word_counts(tokens, word_starts, hashed)
+        marked[read, 2:4] = self._repeated(tokens, lists, held)[source[read]]
         marked[read, 4:] = self._shared_affixes(tokens)[source[read]]
+        word_counts = np.zeros(s.pointer_slots, dtype=np.int64)
+        word_counts[read] = held[source[read]]
         last_words = _words_between(word_starts, hashed, start, stop)
         word_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
         word_keys[read] = word_rows[source[read]]
@@ -729,7 +739,8 @@ class PolicyModel:
                 _words_between(word_starts, hashed, first_start, first_stop),
                 _words_between(word_starts, hashed, earlier_start, earlier_stop),
             ),
-            np.minimum(counts, s.max_count - 1), np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
+            np.minimum(counts, s.max_count - 1), np.minimum(word_counts, s.max_count - 1),
+            np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
             ordered, ranked, marked, word_keys, place_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content, word_rows[start:stop]),
         )
@@ -809,6 +820,18 @@ class PolicyModel:
         word_number = np.cumsum(starts)
         keys = word_number[in_word] * self.shape.vocab_size + tokens[in_word]
         out[in_word] = np.bincount(keys)[keys]
+        return out
+
+    @staticmethod
+    def _word_counts(tokens: np.ndarray, word_starts: list[int], hashed: list[int]) -> np.ndarray:
+        """(len(tokens),): at each word's first token, how many times its message holds the word
+        (the prompt's hashed words, ``_hashed_words``); 0 elsewhere. The pointer finds a word and
+        reads its count, as it reads a character's count in its word: "how many red things" is
+        the pointer on "red" and a map from counts to tokens, whichever word is asked about."""
+        out = np.zeros(len(tokens), dtype=np.int64)
+        words = list(zip(_message_starts(tokens)[word_starts].tolist(), hashed))
+        held = Counter(words)
+        out[word_starts] = [held[word] for word in words]
         return out
 
     def _shared_words(self, last: list[int], opening: list[int], earlier: list[int]) -> np.ndarray:
@@ -908,21 +931,17 @@ class PolicyModel:
                         out[words[word][0], 2 * column : 2 * column + 2] = (rank, len(numbers) - 1 - rank)
         return out
 
-    def _repeated(self, tokens: np.ndarray, lists: list[TokenList], word_starts: list[int], hashed: list[int]) -> np.ndarray:
+    def _repeated(self, tokens: np.ndarray, lists: list[TokenList], word_counts: np.ndarray) -> np.ndarray:
         """(len(tokens), 2): 1 at the first token of a list item that another item of its list
         repeats, and at the first token of a word that its message holds more than once (the
-        prompt's ``lists`` and hashed words, ``_hashed_words``); 0 elsewhere."""
+        prompt's ``lists``, and its ``_word_counts``); 0 elsewhere."""
         out = np.zeros((len(tokens), 2), dtype=self.dtype)
         listed = tokens.tolist()
         for found in lists:
             items = Counter(tuple(listed[start:stop]) for start, stop in found.items)
             for start, stop in found.items:
                 out[start, 0] = items[tuple(listed[start:stop])] > 1
-        message_of = _message_starts(tokens)
-        words = list(zip(message_of[word_starts].tolist(), hashed))
-        held = Counter(words)
-        for start, word in zip(word_starts, words):
-            out[start, 1] = held[word] > 1
+        out[:, 1] = word_counts > 1
         return out
 
     def _shared_affixes(self, tokens: np.ndarray) -> np.ndarray:
@@ -1066,6 +1085,7 @@ class PolicyModel:
             slots=slots,
             neighbours=_stack([view.neighbours for view in views], s.pointer_slots, len(NEIGHBOUR_OFFSETS)),
             counts=_stack([view.counts for view in views], s.pointer_slots),
+            word_counts=_stack([view.word_counts for view in views], s.pointer_slots),
             ordered=np.stack([view.ordered for view in views]) if views else None,
             ranked=_stack([view.ranked for view in views], s.pointer_slots, RANKS),
             marked=_stack([view.marked for view in views], s.pointer_slots, MARKS),
@@ -1138,6 +1158,7 @@ class PolicyModel:
             used=used,
             follows=follows.astype(self.dtype),
             counts=counts,
+            word_counts=prompts.word_counts[prompt_of],
             order=np.concatenate(
                 [self._order(prompts.ordered, prompt_of, emitted, counts > 0, used), self._next_items(prompts.ranked, prompt_of, commas)], axis=2
             ),
@@ -1219,6 +1240,8 @@ class PolicyModel:
         logits += pointer_gain[:, None] * gate
         by_count = self._per_count(attention, feats.counts)
         logits += by_count @ (GAINS["C"] * p["C"])
+        by_word_count = self._per_count(attention, feats.word_counts)
+        logits += by_word_count @ (GAINS["C_word"] * p["C_word"])
         logits = logits / temperature
         logits[:, ~self.allowed] = -np.inf
         if allowed is not None:
@@ -1234,7 +1257,7 @@ class PolicyModel:
         text_probs = np.exp(text_log_probs)
         probs = np.exp(mixture.log_probs) if feats.number_groups else text_probs
         return ForwardCache(
-            feats, normed, spread, pre, hidden, attention, by_count, attended, copy_map, copied, switch, switched, gate, pointer_gain, text_probs,
+            feats, normed, spread, pre, hidden, attention, by_count, by_word_count, attended, copy_map, copied, switch, switched, gate, pointer_gain, text_probs,
             number_shares, mixture.share, mixture.number_probs, probs, mixture.log_probs, temperature,
         )
 
@@ -1459,6 +1482,8 @@ class PolicyModel:
         dattention = np.take_along_axis(dattended, feats.slots, axis=1)
         grads["C"] = GAINS["C"] * (cache.by_count.T @ dlogits)
         dattention += np.take_along_axis(dlogits @ (GAINS["C"] * p["C"]).T, feats.counts, axis=1)
+        grads["C_word"] = GAINS["C_word"] * (cache.by_word_count.T @ dlogits)
+        dattention += np.take_along_axis(dlogits @ (GAINS["C_word"] * p["C_word"]).T, feats.word_counts, axis=1)
         dscores = cache.attention * (dattention - (cache.attention * dattention).sum(axis=1, keepdims=True))
         grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores[:, :-1], p["P_pos"].shape)
         grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
