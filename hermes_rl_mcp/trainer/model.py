@@ -714,8 +714,12 @@ class PolicyModel:
         held = self._word_counts(tokens, word_starts, hashed)
         marked[read, 2:4] = self._repeated(tokens, lists, held)[source[read]]
         marked[read, 4:] = self._shared_affixes(tokens)[source[read]]
+        # The pointer finds a word and reads its count, as it reads a character's count in its
+        # word: "how many red things" is the pointer on "red" and a map from counts to tokens,
+        # whichever word is asked about. Numbers are values, not words to count (as in the
+        # tally): counted, they slowed arithmetic (0.75 at its last step, in process).
         word_counts = np.zeros(s.pointer_slots, dtype=np.int64)
-        word_counts[read] = held[source[read]]
+        word_counts[read] = np.where(self._is_digit[tokens], 0, held)[source[read]]
         last_words = _words_between(word_starts, hashed, start, stop)
         word_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
         word_keys[read] = word_rows[source[read]]
@@ -825,9 +829,7 @@ class PolicyModel:
     @staticmethod
     def _word_counts(tokens: np.ndarray, word_starts: list[int], hashed: list[int]) -> np.ndarray:
         """(len(tokens),): at each word's first token, how many times its message holds the word
-        (the prompt's hashed words, ``_hashed_words``); 0 elsewhere. The pointer finds a word and
-        reads its count, as it reads a character's count in its word: "how many red things" is
-        the pointer on "red" and a map from counts to tokens, whichever word is asked about."""
+        (the prompt's hashed words, ``_hashed_words``); 0 elsewhere."""
         out = np.zeros(len(tokens), dtype=np.int64)
         words = list(zip(_message_starts(tokens)[word_starts].tolist(), hashed))
         held = Counter(words)
