@@ -244,7 +244,11 @@ IDENTITY_LOGIT = 8.0
 # a thousand: at one in forty, the copies sampled in the wrong case, pushed down, pushed the
 # pointer off the right letters (drop_vowels stayed at 0.00 on three seeds, against 0.085 to
 # 0.575 without the switch). A capitalised word is first sampled through exploration
-# (``exploration.CASE_SHARE``), and the switch learns from it.
+# (``exploration.CASE_SHARE``), and the switch learns from it. It learns only from the tokens a
+# batch pushes up (``backward``): switching a copied letter's case makes it less likely, so the
+# tokens pushed down, most of them while most samples miss, turned the switch on through its
+# query, and drop_vowels wrote capitals and stayed at 0.00 (seeds 1 and 2; 0.525 and 0.085
+# without the switch, 0.70 with it learning so).
 CASE_SWITCH_PRIOR = 0.001
 _ROLE_IDS = np.asarray(sorted(ROLE_TOKENS.values()), dtype=np.int64)
 
@@ -1438,7 +1442,9 @@ class PolicyModel:
         it writes the first digit of 77 as the whole of 7, so the value settled near a tenth of
         the answers and the text policy wrote the rest. The regression's pull grows with the
         distance, not with the spread, so once the value is near, the tokens' gradients (which
-        grow as the spread narrows) decide."""
+        grow as the spread narrows) decide. The case switch's weights (``P_case``, ``Q_case``)
+        and what they pass back to the hidden layer take only the first sum's terms with
+        ``dlogp[i] > 0`` (``CASE_SWITCH_PRIOR`` says why)."""
         p = self.params
         feats = cache.features
         n = len(targets)
@@ -1450,6 +1456,8 @@ class PolicyModel:
             text_part = np.where(mix > 0, (1.0 - mix) * text[picked] / cache.probs[picked], 1.0)
         dlogits = -text * (dlogp * text_part)[:, None]
         dlogits[picked] += dlogp * text_part
+        # the case switch learns from the tokens pushed up alone (``CASE_SWITCH_PRIOR``)
+        dlogits_up = np.where((dlogp > 0)[:, None], dlogits, 0.0) / cache.temperature
         if entropy_weight is not None:
             # dH/dz_j = -(1 - mix) text_j (log p_j - sum_k text_k log p_k), on the
             # temperature-scaled logits (with mix 0: -p_j (log p_j + H))
@@ -1467,7 +1475,8 @@ class PolicyModel:
         # switched = (1 - s) copied + s copied[other case]; taking the other case twice is the identity
         switch = cache.switch[:, None]
         dcopied = (1.0 - switch) * dswitched + switch * dswitched[:, self._other_case]
-        dswitch_logit = (dswitched * (cache.copied[:, self._other_case] - cache.copied)).sum(axis=1)
+        dswitched_up = cache.pointer_gain[:, None] * dlogits_up / (COPY_FLOOR + cache.switched)
+        dswitch_logit = (dswitched_up * (cache.copied[:, self._other_case] - cache.copied)).sum(axis=1)
         dswitch_logit *= cache.switch * (1.0 - cache.switch)
         grads["P_case"] = GAINS["P_case"] * _rows_sum(feats.step, dswitch_logit, p["P_case"].shape)
         grads["Q_case"] = GAINS["Q_case"] * (cache.hidden.T @ dswitch_logit)
