@@ -43,10 +43,10 @@ views of its context, each a bias that helps short text tasks in general:
   is one weight and a letter shared by two words does not switch words mid-copy; the end slot
   follows the last message's last characters and, read backwards, precedes its first, so "stop
   where the message stops" is a weight too, for a copy forwards or backwards). The attended
-  mass goes through a learned copy map (the identity at first; ``M`` per token pair
-  and ``R`` per code distance, shared by every character), then a case switch (a share of each
-  letter's mass sent to its other case, learned per step and as the hidden layer asks), and
-  each token's probability is multiplied by a power of the mass it receives (plus a floor). So
+  mass goes through a learned copy map (the identity at first; ``M`` per token pair and ``R``
+  per code distance, shared by every character), then a case switch (a share of each letter's
+  mass sent to its other case, learned per step and as the hidden layer asks), and each
+  token's probability is multiplied by a power of the mass it receives (plus a floor). So
   "emit the k-th character", "emit the largest digit", "emit the next unused letter",
   "continue the word", "emit each letter transformed" or "a capital first" is a few weights to
   learn.
@@ -916,15 +916,15 @@ class PolicyModel:
         out = np.full((len(tokens), 2 * len(BOUND_OFFSETS)), -1, dtype=np.int64)
         message_of = _message_starts(tokens)
         messages: dict[int, list[tuple[int, int]]] = {}
-        fractions = {begin: end for begin, end in number_runs(tokens, self._is_digit, self._is_word_char, self._point)}
+        number_ends = {begin: end for begin, end in number_runs(tokens, self._is_digit, self._is_word_char, self._point)}
         for start, stop in self._word_spans(tokens):
             words = messages.setdefault(int(message_of[start]), [])
-            if words and words[-1][1] < stop <= fractions.get(words[-1][0], -1):
+            if words and words[-1][1] < stop <= number_ends.get(words[-1][0], -1):
                 words[-1] = (words[-1][0], stop)  # the fraction after a number's point
             else:
                 words.append((start, stop))
         for words in messages.values():
-            is_number = [bool(self._is_digit[tokens[start:stop]].all()) or stop == fractions.get(start) for start, stop in words]
+            is_number = [bool(self._is_digit[tokens[start:stop]].all()) or stop == number_ends.get(start) for start, stop in words]
             numbers = [k for k, number in enumerate(is_number) if number]
             if len(numbers) < 2:
                 continue

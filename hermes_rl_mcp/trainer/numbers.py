@@ -119,7 +119,7 @@ def number_runs(tokens: np.ndarray, is_digit: np.ndarray, is_word: np.ndarray, p
     spans = list(zip(edges[::2].tolist(), edges[1::2].tolist()))
     merged: list[tuple[int, int]] = []
     for begin, end in spans:  # a run right after "digits and a point" is that number's fraction
-        if merged and begin == merged[-1][1] + 1 and tokens[begin - 1] == point and (merged[-1][0], merged[-1][1]) in spans:
+        if merged and begin == merged[-1][1] + 1 and tokens[begin - 1] == point and merged[-1] in spans:
             merged[-1] = (merged[-1][0], end)
         else:
             merged.append((begin, end))
