@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -41,6 +43,18 @@ def small_model(dtype: type = np.float64, seed: int = 1) -> PolicyModel:
     # the bias enters the value times BIAS_INPUT: the same shift would put the value tens away
     model.params["N_bias"] /= BIAS_INPUT
     return model
+
+
+def numeric_gradient(objective: Callable[[], float], array: np.ndarray, index: int, step: float = 1e-6) -> float:
+    """The central finite difference of ``objective()`` in ``array.flat[index]``, which it leaves
+    as it found it."""
+    original = array.flat[index]
+    array.flat[index] = original + step
+    up = objective()
+    array.flat[index] = original - step
+    down = objective()
+    array.flat[index] = original
+    return (up - down) / (2 * step)
 
 
 def test_chat_template_is_prefix_consistent() -> None:
@@ -113,13 +127,7 @@ def test_log_likelihood_gradient_matches_finite_differences() -> None:
             continue
         picks = np.concatenate([rng.choice(touched, size=min(8, touched.size), replace=False), rng.integers(0, array.size, 4)])
         for index in picks:
-            original = array.flat[index]
-            array.flat[index] = original + 1e-6
-            up = objective()
-            array.flat[index] = original - 1e-6
-            down = objective()
-            array.flat[index] = original
-            numeric = (up - down) / 2e-6
+            numeric = numeric_gradient(objective, array, index)
             assert numeric == pytest.approx(grads[name].flat[index], rel=1e-5, abs=1e-7), (name, index)
             checked += 1
     assert checked > 50
@@ -834,13 +842,7 @@ def test_the_copy_map_can_change_case_one_way_for_some_letters_and_the_other_way
 
     grads = model.backward(model.token_logprobs(feats, targets)[1], targets, np.ones(2))
     for index in (from_lower, from_upper):
-        original = p["R"][index]
-        p["R"][index] = original + 1e-6
-        up = objective()
-        p["R"][index] = original - 1e-6
-        down = objective()
-        p["R"][index] = original
-        assert grads["R"][index] != 0.0 and (up - down) / 2e-6 == pytest.approx(grads["R"][index], rel=1e-5)
+        assert grads["R"][index] != 0.0 and numeric_gradient(objective, p["R"], index) == pytest.approx(grads["R"][index], rel=1e-5)
 
 
 def test_the_case_switch_can_change_the_case_of_one_letter_and_the_copy_goes_on() -> None:
@@ -873,14 +875,8 @@ def test_the_case_switch_can_change_the_case_of_one_letter_and_the_copy_goes_on(
 
     grads = model.backward(model.token_logprobs(feats, targets)[1], targets, up)
     for name, index in (("P_case", 0), ("P_case", 1), ("Q_case", 2), ("W_in", 7), ("b1", 3)):
-        array = model.params[name]
-        original = array.flat[index]
-        array.flat[index] = original + 1e-6
-        plus = objective()
-        array.flat[index] = original - 1e-6
-        minus = objective()
-        array.flat[index] = original
-        assert (plus - minus) / 2e-6 == pytest.approx(grads[name].flat[index], rel=1e-5, abs=1e-8), name
+        numeric = numeric_gradient(objective, model.params[name], index)
+        assert numeric == pytest.approx(grads[name].flat[index], rel=1e-5, abs=1e-8), name
     down = model.backward(model.token_logprobs(feats, targets)[1], targets, np.array([0.8, -1.3]))
     assert down["P_case"][1] == 0.0 and down["P_case"][0] == grads["P_case"][0]
 
