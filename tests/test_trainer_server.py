@@ -247,6 +247,8 @@ def test_a_training_request_explores_prompt_words_and_an_evaluation_never_does(s
         words = {"Is", "47", "even", "or", "odd"}
         phrases = {f"{a} {b}" for a in words for b in words if len(a) + len(b) <= 4}  # fit 6 tokens; "or or" too
         explorable = words | phrases | {"94"}  # 94: the number with itself, a sum of the prompt's numbers
+        # and each of those in another case: all lowercase, all capitals, swapped, the first letter swapped
+        explorable |= {case for text in explorable for case in (text.lower(), text.upper(), text.swapcase(), text[:1].swapcase() + text[1:])}
         assert set(trained) <= explorable and explored_in_training > 0
         assert len(evaluated) == 8 and len(holder.explored) == explored_in_training
         assert not set(evaluated) <= explorable  # the untrained policy's own samples

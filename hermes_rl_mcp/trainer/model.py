@@ -721,7 +721,8 @@ class PolicyModel:
         # The pointer finds a word and reads its count, as it reads a character's count in its
         # word: "how many red things" is the pointer on "red" and a map from counts to tokens,
         # whichever word is asked about. Numbers are values, not words to count (as in the
-        # tally): counted, they slowed arithmetic (0.75 at its last step, in process).
+        # tally): counted, their rows took the attention on the numbers' first digits, and
+        # sums of two numbers were learned later (0.75 at the last step, in process).
         word_counts = np.zeros(s.pointer_slots, dtype=np.int64)
         word_counts[read] = np.where(self._is_digit[tokens], 0, held)[source[read]]
         last_words = _words_between(word_starts, hashed, start, stop)
