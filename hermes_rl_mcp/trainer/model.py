@@ -521,13 +521,14 @@ class PolicyModel:
         codes = np.arange(v)
         self._offset_index = codes[None, :] - codes[:, None] + v - 1
         self._offset_valid = (codes[:, None] >= first) & (codes[None, :] >= first)
-        self._case_pairs = _case_pairs(tokenizer, 2 * v - 1)
+        first_case_entry = 2 * v - 1  # R's entries after its code distances
+        self._case_pairs = _case_pairs(tokenizer, first_case_entry)
         # each token's other case (itself for what is not a letter), and its lowercase form
         letters, partners, entries = self._case_pairs
         self._other_case = codes.copy()
         self._other_case[letters] = partners
         self._folded = codes.copy()
-        capitals = entries == 2 * v
+        capitals = entries == first_case_entry + 1  # the entry from an uppercase letter
         self._folded[letters[capitals]] = partners[capitals]
         self._window_pairs = np.triu_indices(shape.window, k=1)  # the slot pairs of ``repeats``
         self._neighbour_sources = _neighbour_sources(shape)
