@@ -372,6 +372,42 @@ def test_the_end_slot_follows_a_copy_that_reached_either_end_of_the_message() ->
     assert after[1] == pytest.approx(before[1])
 
 
+def test_the_pointer_walks_a_phrase_word_by_word() -> None:
+    from hermes_rl_mcp.trainer.model import LINK_FEATURES, NEIGHBOUR_OFFSETS, PAIR_FEATURES
+
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    walks = len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES  # the first of the LINK_FEATURES columns
+    assert LINK_FEATURES == 4
+    name = TOK.generation_prompt([{"role": "user", "content": "The initials of Laura Jean Patel? No dots."}])
+    joined = TOK.generation_prompt([{"role": "user", "content": "Join with underscores: Big Red Dog"}])
+    replies = [(name, "L"), (name, "LJ"), (name, "LJP"), (joined, "big_"), (joined, "big_red_dog"), (joined, "dog_"), (joined, "big")]
+    feats = model.features([prompt for prompt, _ in replies], [TOK.encode(reply) for _, reply in replies])
+
+    def hits(row: int, column: int) -> set[str]:
+        found = np.flatnonzero(feats.follows[row, :, walks + column])
+        return {"END" if slot == len(feats.slots[row]) - 1 else TOK.token_text(int(feats.slots[row, slot])) for slot in found}
+
+    # after an initial, the next word's (and, backwards, the word before's); a phrase stops at
+    # "?" and ":", so after its last word's initial, the end slot
+    assert hits(0, 0) == {"J"} and hits(0, 1) == {"o"}  # "of Laura": "of" is in the phrase
+    assert hits(1, 0) == {"P"} and hits(1, 1) == {"L"}
+    assert hits(2, 0) == {"END"} and hits(2, 1) == {"J"}
+    # after a word and a link, the word after it in the prompt (whatever the case), or before it
+    assert hits(3, 2) == {"R"} and not hits(3, 3)
+    assert hits(5, 3) == {"R"} and not hits(5, 2)
+    # the reply's last word, with no link after it, is the phrase's last: the end slot
+    assert hits(4, 2) == {"END"} and not hits(6, 2)
+    assert hits(6, 3) == {"END"}  # "big" is the phrase's first word: a walk backwards ends there
+    assert not feats.follows[6, :-1, walks + 2 :].any()  # with no link written, no word is next
+    # a policy that trusts the walk writes the initials: the pointer moves to the next word
+    one = model.features([name], [TOK.encode("L")])
+    j_slots = np.flatnonzero(one.follows[0, :, walks])
+    before = model.forward(one).attention[0, j_slots].sum()
+    model.params["P_rel"][walks] = 6.0 / GAINS["P_rel"]
+    after = model.forward(one).attention[0, j_slots].sum()
+    assert before < 0.1 and after > 0.5
+
+
 def test_the_inputs_say_which_characters_of_the_prompt_recur() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
 
@@ -925,7 +961,7 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     rng = np.random.default_rng(0)
     sampled = generate(model, prompt, n=8, max_tokens=5, temperature=1.0, rng=rng)
     explored = explore(
-        model, prompt, sampled, share=1.0, max_tokens=5, temperature=0.7, constraint=None, rng=rng, case_share=0.0
+        model, prompt, sampled, share=1.0, max_tokens=5, temperature=0.7, constraint=None, rng=rng, case_share=0.0, rewrite_share=0.0
     )
     assert len(explored) == 8
     for sample in explored:
@@ -936,7 +972,7 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     # a constraint keeps exploration to the allowed strings, under the same masks as sampling
     constraint = ChoiceConstraint(["even", "odd", "neither"], TOK)
     allowed = explore(
-        model, prompt, sampled, share=1.0, max_tokens=8, temperature=1.0, constraint=constraint, rng=rng, case_share=0.0
+        model, prompt, sampled, share=1.0, max_tokens=8, temperature=1.0, constraint=constraint, rng=rng, case_share=0.0, rewrite_share=0.0
     )
     assert {TOK.decode(s.token_ids) for s in allowed} <= {"even", "odd"}
     for sample in allowed:  # each explored word carries the masked logprobs the sampler reports
@@ -968,7 +1004,7 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     assert "it it" in phrases and "Is it" in phrases and "it Is" in phrases
     samples = generate(model, prompt, n=64, max_tokens=6, temperature=1.0, rng=rng)
     texts = [TOK.decode(s.token_ids) for s in explore(
-        model, prompt, samples, share=1.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng, case_share=0.0
+        model, prompt, samples, share=1.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng, case_share=0.0, rewrite_share=0.0
     )]
     assert set(texts) <= phrases | {"Is", "47", "even", "or", "odd", "Say", "it", "94"}
     assert 10 <= texts.count("94") <= 32  # a third of them: the prompt holds a number
@@ -1028,7 +1064,7 @@ def test_exploration_offers_sums_and_differences_of_the_prompts_numbers() -> Non
     sampled = generate(model, prompt, n=64, max_tokens=4, temperature=1.0, rng=rng)
     constraint = ChoiceConstraint(["yes", "no"], TOK)
     texts = {TOK.decode(s.token_ids) for s in explore(
-        model, prompt, sampled, share=1.0, max_tokens=4, temperature=1.0, constraint=constraint, rng=rng, case_share=0.0
+        model, prompt, sampled, share=1.0, max_tokens=4, temperature=1.0, constraint=constraint, rng=rng, case_share=0.0, rewrite_share=0.0
     )}
     assert texts <= {"yes", "no"}
 
@@ -1044,7 +1080,7 @@ def test_exploration_offers_a_list_of_the_prompts_in_new_orders() -> None:
     rng = np.random.default_rng(3)
     samples = generate(model, prompt, n=96, max_tokens=16, temperature=1.0, rng=rng)
     texts = [TOK.decode(s.token_ids) for s in explore(
-        model, prompt, samples, share=1.0, max_tokens=16, temperature=1.0, constraint=None, rng=rng, case_share=0.0
+        model, prompt, samples, share=1.0, max_tokens=16, temperature=1.0, constraint=None, rng=rng, case_share=0.0, rewrite_share=0.0
     )]
     offered = [text for text in texts if text in reorders]
     assert 16 <= len(offered) <= 48  # a third of 96 (31.5 on average over 30 seeds, 19 to 46): the prompt holds a list
@@ -1052,9 +1088,48 @@ def test_exploration_offers_a_list_of_the_prompts_in_new_orders() -> None:
     assert set(texts) - reorders <= {"Order", "fig", "kiwi", "plum"} | {f"{a} {b}" for a in ("Order", "fig", "kiwi", "plum") for b in ("Order", "fig", "kiwi", "plum")}
     # a reordered list longer than the reply may be is not offered
     short = [TOK.decode(s.token_ids) for s in explore(
-        model, prompt, samples, share=1.0, max_tokens=12, temperature=1.0, constraint=None, rng=rng, case_share=0.0
+        model, prompt, samples, share=1.0, max_tokens=12, temperature=1.0, constraint=None, rng=rng, case_share=0.0, rewrite_share=0.0
     )]
     assert not set(short) & reorders
+    # a list of records offers its keys reordered: "the names from the highest score down"
+    records = TOK.generation_prompt([{"role": "user", "content": "Scores: Ann 7, Bob 19, Cy 5. Rank them."}])
+    samples = generate(model, records, n=96, max_tokens=16, temperature=1.0, rng=rng)
+    texts = [TOK.decode(s.token_ids) for s in explore(
+        model, records, samples, share=1.0, max_tokens=16, temperature=1.0, constraint=None, rng=rng, case_share=0.0, rewrite_share=0.0
+    )]
+    keys = {", ".join(p) for p in permutations(["Ann", "Bob", "Cy"])}
+    assert 16 <= sum(text in keys for text in texts) <= 48 and len(set(texts) & keys) >= 4
+
+
+def test_exploration_rewrites_runs_of_a_phrases_words() -> None:
+    from hermes_rl_mcp.trainer.exploration import explore
+
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "Initials of: Laura Jean Patel, snake_case"}])
+    rng = np.random.default_rng(5)
+    samples = generate(model, prompt, n=96, max_tokens=24, temperature=1.0, rng=rng)
+    texts = [TOK.decode(s.token_ids) for s in explore(
+        model, prompt, samples, share=1.0, max_tokens=24, temperature=1.0, constraint=None, rng=rng, case_share=0.0, rewrite_share=0.5
+    )]
+    # ":" ends a phrase, so nothing joins "of" to "Laura"; "," and "_" link words
+    runs = [["Initials", "of"], ["Laura", "Jean"], ["Jean", "Patel"], ["Laura", "Jean", "Patel"], ["Patel", "snake"], ["snake", "case"]]
+    runs += [["Jean", "Patel", "snake"], ["Laura", "Jean", "Patel", "snake"], ["Patel", "snake", "case"], ["Jean", "Patel", "snake", "case"]]
+    initials = {"".join(word[0] for word in run) for run in runs}
+    reversed_runs = {" ".join(run[::-1]) for run in runs}
+    rejoined = {case(join.join(run)) for run in runs for join in ("_", ",") for case in (str, str.lower, str.upper)}
+    assert 12 <= sum(text in initials for text in texts) <= 36  # half of the rewrites, a quarter of all
+    assert 4 <= sum(text in reversed_runs for text in texts) <= 20  # an eighth of all
+    assert 4 <= sum(text in rejoined for text in texts) <= 20
+    assert {"LJP", "Patel Jean Laura", "laura_jean_patel"} & set(texts)
+    rejoined |= reversed_runs
+    words = {"Initials", "of", "Laura", "Jean", "Patel", "snake", "case"}
+    assert set(texts) - initials - rejoined <= words | {f"{a} {b}" for a in words for b in words}
+    # with no phrase of two words, there is nothing to rewrite
+    lone = TOK.generation_prompt([{"role": "user", "content": "Word: kiwi"}])
+    texts = [TOK.decode(s.token_ids) for s in explore(
+        model, lone, samples, share=1.0, max_tokens=8, temperature=1.0, constraint=None, rng=rng, case_share=0.0, rewrite_share=1.0
+    )]
+    assert set(texts) <= {"Word", "kiwi", "Word kiwi", "kiwi Word", "Word Word", "kiwi kiwi"}
 
 
 def test_exploration_draws_the_words_that_change_from_prompt_to_prompt_and_joins_them_with_nothing_too() -> None:
@@ -1162,7 +1237,7 @@ def test_exploration_offers_a_prompt_answers_that_scored_on_other_prompts() -> N
     # the two kinds split the samples: prompt words first, then answers from elsewhere
     mixed = explore(
         model, prompt, sampled, share=0.5, max_tokens=3, temperature=1.0, constraint=None,
-        rng=np.random.default_rng(1), rewarded=rewarded, rewarded_share=0.5, case_share=0.0,
+        rng=np.random.default_rng(1), rewarded=rewarded, rewarded_share=0.5, case_share=0.0, rewrite_share=0.0,
     )
     texts = [TOK.decode(s.token_ids) for s in mixed]
     assert set(texts) <= {"2", "3", "a", "s", "in"} and {"2", "3"} & set(texts) and {"a", "s", "in"} & set(texts)
@@ -1304,3 +1379,30 @@ def test_the_pointer_can_pick_a_word_by_its_place_in_an_earlier_message() -> Non
         at = int(np.flatnonzero(keys[row] == fourth)[0])
         assert TOK.decode(text[row, at : at + len(word)]) == word
         assert after[row, at] > 2 * before[row, at]  # whatever the words' lengths, one weight reads the fourth
+
+
+def test_phrases_are_words_joined_by_short_links_and_records_are_found_in_them() -> None:
+    from hermes_rl_mcp.trainer.phrases import find_phrases, record_keys
+
+    model = small_model(np.float32)
+
+    def phrases(text: str) -> list[list[str]]:
+        tokens = TOK.encode(text)
+        return [[text[a:b] for a, b in phrase] for phrase in find_phrases(tokens, model.is_word_char, model.is_link_char)]
+
+    assert phrases("Initials of: Laura Jean Patel? Write them") == [["Initials", "of"], ["Laura", "Jean", "Patel"], ["Write", "them"]]
+    assert phrases("big_red-dog / pear, fig & kiwi") == [["big", "red", "dog", "pear", "fig", "kiwi"]]
+    assert phrases("one,   two") == [["one"], ["two"]]  # a long gap is layout, not a link
+
+    def keys(text: str) -> list[tuple[list[str], str]]:
+        tokens = TOK.encode(text)
+        found = []
+        for phrase in find_phrases(tokens, model.is_word_char, model.is_link_char):
+            for spans, join in record_keys(tokens, phrase, TOK.encode(",")[0], 3):
+                found.append(([text[a:b] for a, b in spans], TOK.decode(list(join))))
+        return found
+
+    assert keys("Heights: Ana 165 cm, Ben 172 cm, Cara 158 cm.") == [(["Ana", "Ben", "Cara"], ", ")]
+    assert keys("Ann 7, Bob 9") == []  # two records are not a list
+    assert keys("fig, kiwi, plum") == []  # items of one word are a plain list (``lists.py``)
+    assert keys("At noon today, Ann 7, Bob 9, Cy 5") == [(["Ann", "Bob", "Cy"], ", ")]  # a lead-in of another length is not an item

@@ -3,7 +3,7 @@
 A policy trained from scratch finds an answer only by sampling it, and once it has settled on
 one answer for every prompt, a rival answer can sit tens of nats below it and is never sampled
 again: the groups where the rival was right then all score alike and teach nothing. So while a
-run trains, each sample is, with a small probability, replaced by one of five kinds of answer,
+run trains, each sample is, with a small probability, replaced by one of six kinds of answer,
 followed by the end token:
 
 * **words of the prompt**: many short text tasks answer with a word the prompt already holds
@@ -25,9 +25,20 @@ followed by the end token:
   learned;
 * **a list of the prompt's, reordered**: many tasks answer by putting the items of a list the
   prompt gives (words or numbers joined by commas) in some order (sorted, reversed, by a rule
-  the task knows). Where the prompt holds such a list, a third of these replacements are its
-  items in a random order, joined as the list joins them: the policy writes one character at a
+  the task knows), or by putting the keys of a list of records in some order (the names of
+  "Ann 7, Bob 9, Cy 5", by their scores: ``phrases.record_keys``). Where the prompt holds such
+  a list, a third of these replacements are its items (or keys) in a random order, joined as
+  the list joins them: the policy writes one character at a
   time, and a whole list in a new order is otherwise never sampled, so it never scores;
+* **a phrase rewritten**: many tasks answer by walking a run of the prompt's words: their
+  initials (a name's, an acronym), or the words themselves joined another way, in reverse
+  order, or in another case ("big_red_dog", "runs fox red"). Where the prompt holds a phrase
+  (``phrases.find_phrases``) of two or more words, a sixth of these replacements take two to
+  four of its words in a row (drawn evenly, or by the rarity of their words, the product) and
+  write, half the time, their initials, a quarter the words in reverse order, and a quarter
+  the words joined by a link character the prompt holds other than the space (by nothing
+  where it holds none), as they are, in lowercase or in capitals: such an answer is otherwise
+  sampled only letter by letter;
 * **words of the prompt in another case**: a quarter of the replacements by words or pairs of
   words write them in another case (``CASE_SHARE``), since many tasks restate the prompt's
   words so;
@@ -57,9 +68,10 @@ import numpy as np
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
 from hermes_rl_mcp.trainer.grpo import TokenBatch
-from hermes_rl_mcp.trainer.lists import find_lists
+from hermes_rl_mcp.trainer.lists import MIN_ITEMS, find_lists
 from hermes_rl_mcp.trainer.model import PolicyModel, earlier_message_bounds, first_message_bounds, last_message_bounds
 from hermes_rl_mcp.trainer.numbers import MAX_NUMBERS, NUMBER_RANGE
+from hermes_rl_mcp.trainer.phrases import find_phrases, record_keys
 from hermes_rl_mcp.trainer.sampling import Generation
 from hermes_rl_mcp.trainer.tokenizer import END
 
@@ -82,6 +94,10 @@ RARE_SHARE = 0.5
 # restates the prompt's words in another case (a name capitalised, a code in capitals) is
 # otherwise sampled only letter by letter, each through the case switch.
 CASE_SHARE = 0.25
+# Of those replacements, where the prompt holds a phrase of two or more words, the share given
+# some of its words in a row (two to MAX_RUN) rewritten: their initials, or the words rejoined.
+REWRITE_SHARE = 1 / 6
+MAX_RUN = 4
 PROMPTS_BEFORE_RARITY = 16
 
 
@@ -207,6 +223,39 @@ def _sums(model: PolicyModel, words: list[list[int]]) -> list[list[int]]:
     return [[*tokenizer.encode(str(n)), END] for n in sorted(found) if n <= NUMBER_RANGE]
 
 
+def _runs(model: PolicyModel, prompt: Sequence[int]) -> tuple[list[list[list[int]]], list[int]]:
+    """Every distinct run of two to ``MAX_RUN`` words in a row within a phrase of the messages
+    ``_words`` reads (each run as its words' tokens), and the link characters other than the
+    space those messages hold (the joins a rewrite may use)."""
+    runs: dict[tuple[tuple[int, ...], ...], None] = {}
+    links: set[int] = set()
+    space = model.tokenizer.encode(" ")[0]
+    for message in _messages(prompt):
+        links.update(token for token in message if model.is_link_char[token] and token != space)
+        for phrase in find_phrases(message, model.is_word_char, model.is_link_char):
+            words = [tuple(message[start:stop]) for start, stop in phrase]
+            for size in range(2, MAX_RUN + 1):
+                for at in range(len(words) - size + 1):
+                    runs[tuple(words[at : at + size])] = None
+    return [[list(word) for word in run] for run in runs], sorted(links)
+
+
+def _rewritten(model: PolicyModel, run: list[list[int]], links: list[int], rng: np.random.Generator) -> list[int]:
+    """``run`` rewritten (token ids ending with the end token): half the time its initials, a
+    quarter its words in reverse order with spaces between, and a quarter its words joined by
+    one of ``links`` (by nothing where there is none), as they are, in lowercase or in capitals."""
+    draw = rng.random()
+    if draw < 0.5:
+        return [*(word[0] for word in run), END]
+    space = model.tokenizer.encode(" ")
+    if draw < 0.75:
+        return [*[token for k, word in enumerate(run[::-1]) for token in [*(space if k else []), *word]], END]
+    join = [links[int(rng.integers(len(links)))]] if links else []
+    text = model.tokenizer.decode([token for k, word in enumerate(run) for token in [*(join if k else []), *word]])
+    text = (text, text.lower(), text.upper())[int(rng.integers(3))]
+    return [*model.tokenizer.encode(text), END]
+
+
 def _case_variants(model: PolicyModel, candidate: list[int]) -> list[list[int]]:
     """A candidate (token ids ending with the end token) in each other case it can be written
     in: all lowercase, all capitals, every letter's case swapped, the first letter's swapped."""
@@ -276,6 +325,9 @@ def _lists(model: PolicyModel, prompt: Sequence[int]) -> list[tuple[list[list[in
     for message in _messages(prompt):
         for listed in find_lists(message, model.is_word_char, comma):
             found.append(([message[start:stop] for start, stop in listed.items], list(listed.join)))
+        for phrase in find_phrases(message, model.is_word_char, model.is_link_char):
+            for keys, join in record_keys(message, phrase, comma, MIN_ITEMS):
+                found.append(([message[start:stop] for start, stop in keys], list(join)))
     return found
 
 
@@ -324,10 +376,12 @@ def explore(
     rewarded_share: float = 0.0,
     frequencies: WordFrequencies | None = None,
     case_share: float = CASE_SHARE,
+    rewrite_share: float = REWRITE_SHARE,
 ) -> list[Generation]:
     """``samples`` with each one replaced, with probability ``share``, by prompt words (a share
     ``case_share`` of them in another case, or a sum or difference of the prompt's numbers, or
-    a list of the prompt's reordered), or else with
+    a list of the prompt's reordered, or, a share ``rewrite_share``, a run of its words
+    rewritten), or else with
     probability ``rewarded_share`` by an answer from ``rewarded`` (each replacement noted in
     ``record``). ``frequencies``, when given, counts this prompt's words, and half the words
     and pairs of words are then drawn by their rarity."""
@@ -349,9 +403,19 @@ def explore(
                 rare_words, rare_phrases = _rare(model, found, rarity, max_tokens, constraint)
         sums = _fitting(_sums(model, found), max_tokens, constraint)
         lists = _lists(model, prompt)
+        runs, links = _runs(model, prompt)
+        run_chances = _run_chances(runs, frequencies)
         for index in np.flatnonzero(draws < share):
             if lists and rng.random() < LIST_SHARE:
                 pick = _reordered(lists, rng)
+                if _fitting([pick], max_tokens, constraint):
+                    chosen.append(int(index))
+                    picks.append(pick)
+                continue
+            if runs and rng.random() < rewrite_share:
+                rare = run_chances is not None and rng.random() < RARE_SHARE
+                at = rng.choice(len(runs), p=run_chances) if rare else rng.integers(len(runs))
+                pick = _rewritten(model, runs[int(at)], links, rng)
                 if _fitting([pick], max_tokens, constraint):
                     chosen.append(int(index))
                     picks.append(pick)
@@ -385,6 +449,17 @@ def explore(
         if record is not None:
             record.add(prompt, word)
     return out
+
+
+def _run_chances(runs: list[list[list[int]]], frequencies: WordFrequencies | None) -> np.ndarray | None:
+    """The chance of drawing each of ``runs`` in proportion to the product of its words'
+    rarities (None until ``frequencies`` can tell)."""
+    rarity = frequencies.rarity([word for run in runs for word in run]) if frequencies is not None and runs else None
+    if rarity is None:
+        return None
+    ends = np.cumsum([0, *(len(run) for run in runs)])
+    weights = np.asarray([np.prod(rarity[a:b]) for a, b in zip(ends, ends[1:])])
+    return weights / weights.sum()
 
 
 def _logprobs(

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from hermes_rl_mcp.trainer.phrases import word_spans
 from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
 
 MIN_ITEMS = 3  # two words with a comma between them are as often two clauses' ends as a list
@@ -52,15 +53,7 @@ def _places(keys: Sequence[Any]) -> list[int]:
 def find_lists(tokens: Sequence[int], is_word_char: np.ndarray, comma: int) -> list[TokenList]:
     """The lists of ``tokens`` (token ids; ``is_word_char`` says which ids are letters and
     digits, ``comma`` is the comma's id)."""
-    words: list[tuple[int, int]] = []
-    start = -1
-    for at, token in enumerate([*tokens, -1]):
-        inside = token >= 0 and bool(is_word_char[token])
-        if inside and start < 0:
-            start = at
-        elif not inside and start >= 0:
-            words.append((start, at))
-            start = -1
+    words = word_spans(tokens, is_word_char)
     joins = [tuple(tokens[a[1] : b[0]]) for a, b in zip(words, words[1:])]
     found: list[TokenList] = []
     first = 0

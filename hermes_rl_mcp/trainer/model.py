@@ -42,7 +42,10 @@ views of its context, each a bias that helps short text tasks in general:
   the last two, letters matched whatever their case, so copying a span forwards or backwards
   is one weight and a letter shared by two words does not switch words mid-copy; the end slot
   follows the last message's last characters and, read backwards, precedes its first, so "stop
-  where the message stops" is a weight too, for a copy forwards or backwards). The attended
+  where the message stops" is a weight too, for a copy forwards or backwards), and by walks
+  along a phrase (``LINK_FEATURES``: the word after, or before, the one whose initial was just
+  written, or the one just written and linked: initials, or words rejoined, are one weight
+  each). The attended
   mass goes through a learned copy map (the identity at first; ``M`` per token pair and ``R``
   per code distance, shared by every character), then a case switch (a share of each letter's
   mass sent to its other case, learned per step and as the hidden layer asks), and each
@@ -113,6 +116,7 @@ from hermes_rl_mcp.trainer.numbers import (
     MAX_NUMBERS, NUMBER_PAIRS, STEP_REFERENCE, LogShares, NumberGroup, RewardedIntegers, integer_spelling,
     mix_in_numbers, neighbour_differences, number_log_shares, number_runs, pair_comparisons, read_numbers, step_scales,
 )
+from hermes_rl_mcp.trainer.phrases import LINK_CHARACTERS, find_phrases
 from hermes_rl_mcp.trainer.tokenizer import END, PAD, ROLE_TOKENS, CharTokenizer
 
 Params = dict[str, np.ndarray]
@@ -161,7 +165,7 @@ COMMON_ROWS_STEP = 8.0
 HIDDEN_NORM_FLOOR = 1e-4
 # Raised when a change alters what the parameters mean or which parameters there are, so a
 # checkpoint saved before it is refused with that reason rather than misread.
-MODEL_REVISION = 7
+MODEL_REVISION = 8
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -227,6 +231,17 @@ NEIGHBOUR_OFFSETS = (-3, -2, -1, 0, 1, 2, 3)
 # word being copied from the others, and where a pair recurs too ("on" in "balloon" and in
 # "longest"), the triple does.
 PAIR_FEATURES = 4
+# Four more walk a phrase word by word (``phrases.py``): the slot starts the word after (then
+# before) a word whose first character is the one just written, so a phrase's initials are one
+# weight ("Laura Jean Patel" -> "LJP"); and, once a link (a space, an underscore...) follows a
+# word of the reply, the slot starts the word after (then before) a word with that word's first
+# and last characters, so a phrase's words joined another way ("big_red_dog") or in reverse
+# order are one weight. At the end slot the same four score ending the turn there: the
+# character just written is the first of a phrase's last (then first) word, or the reply's
+# last word, with no link after it, matches a phrase's last (then first) word.
+LINK_FEATURES = 4
+LINKS = 4  # per word start: the word before's first and last characters, the word after's
+MAX_PHRASES = 16  # the phrases whose edges the end slot reads
 PREVIOUS_TOKENS = 3  # the reply's last tokens the scores match
 # The end slot follows the last message's last this many characters, as a slot follows the
 # characters before it (offsets 1 to 3), and precedes its first this many (offsets -1 to -3):
@@ -347,6 +362,8 @@ class PromptView:
     counts: np.ndarray  # (pointer_slots,) occurrences of each slot's character in its word (0: none)
     word_counts: np.ndarray  # (pointer_slots,) at a word's first character, the word's occurrences in its message (0: elsewhere)
     neighbours: np.ndarray  # (pointer_slots, offsets) the prompt token k places before each slot
+    links: np.ndarray  # (pointer_slots, LINKS) at a word's first character, the first and last characters of the words before and after it in its phrase (PAD: none)
+    phrase_edges: np.ndarray  # (4, MAX_PHRASES) the first and last characters of the messages' phrases' last words, then of their first words (PAD: none)
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
     ranked: np.ndarray  # (pointer_slots, RANKS) int: at a list item's first character, its place in the list's order from the first / last item, then by length, then at a word's the same for the number at each of ``BOUND_OFFSETS`` (-1 elsewhere)
     marked: np.ndarray  # (pointer_slots, MARKS) float: 1 where the slot has a mark (``MARKS``)
@@ -403,6 +420,8 @@ class PromptFeatures:
     repeats: np.ndarray
     slots: np.ndarray  # (P, pointer_slots) int
     neighbours: np.ndarray  # (P, pointer_slots, offsets) int: ``PromptView.neighbours``
+    links: np.ndarray  # (P, pointer_slots, LINKS) int: ``PromptView.links``
+    phrase_edges: np.ndarray  # (P, 4, MAX_PHRASES) int: ``PromptView.phrase_edges``
     counts: np.ndarray  # (P, pointer_slots) int
     word_counts: np.ndarray  # (P, pointer_slots) int: ``PromptView.word_counts``
     ordered: np.ndarray | None  # (P, pointer_slots, 2, words) uint64: ``PromptView.ordered`` (None: no prompts)
@@ -498,6 +517,8 @@ class PolicyModel:
         for token in range(shape.vocab_size):
             is_word_char[token] = tokenizer.token_text(token).isalnum() and token >= tokenizer.first_char_id
         self._is_word_char = is_word_char
+        self._is_link_char = np.zeros(shape.vocab_size, dtype=bool)
+        self._is_link_char[[tokenizer.encode(c)[0] for c in LINK_CHARACTERS]] = True
         self._is_digit = np.asarray([value is not None for value in tokenizer.digit_values])
         self._zero = tokenizer.encode("0")[0]
         self._comma = tokenizer.encode(",")[0]
@@ -545,6 +566,11 @@ class PolicyModel:
         """(V,) bool: which tokens are letters or digits, the characters words are made of."""
         return self._is_word_char
 
+    @property
+    def is_link_char(self) -> np.ndarray:
+        """(V,) bool: which tokens link the words of a phrase (``phrases.LINK_CHARACTERS``)."""
+        return self._is_link_char
+
     # -- construction -------------------------------------------------------------------------
 
     @classmethod
@@ -588,10 +614,10 @@ class PolicyModel:
             "P_order": np.zeros(2 + RANKS),  # for a slot whose character is the first / last of its word left to write, or that starts the next item in order
             "P_mark": np.zeros(MARKS),  # for a slot with each of the marks (``MARKS``)
             "P_gain": np.full(shape.max_steps, copy_prior),
-            "P_rel": np.zeros(len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES),
+            "P_rel": np.zeros(len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES + LINK_FEATURES),
             # The end slot's neighbour scores and bias, learned on their own: whether a span
             # copied up to the last message's end ends the answer too depends on the task.
-            "P_end": np.zeros(len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES + 1),
+            "P_end": np.zeros(len(NEIGHBOUR_OFFSETS) + PAIR_FEATURES + LINK_FEATURES + 1),
             "M": np.zeros((v, v)),  # what an attended token adds to other tokens' logits
             # the case switch's logit per step, and its query from the hidden layer
             "P_case": np.full(shape.max_steps, np.log(CASE_SWITCH_PRIOR / (1.0 - CASE_SWITCH_PRIOR))),
@@ -716,6 +742,8 @@ class PolicyModel:
         marked = np.zeros((s.pointer_slots, MARKS), dtype=self.dtype)
         named = numbers[: min(number_count, MAX_NUMBERS)]
         marked[read, :2] = np.isin(places, named[named > 0])[source[read]]
+        links = np.full((s.pointer_slots, LINKS), PAD, dtype=np.int64)
+        links[read] = self._links(tokens)[source[read]]
         held = self._word_counts(tokens, word_starts, hashed)
         marked[read, 2:4] = self._repeated(tokens, lists, held)[source[read]]
         marked[read, 4:] = self._shared_affixes(tokens)[source[read]]
@@ -751,6 +779,7 @@ class PolicyModel:
             ),
             np.minimum(counts, s.max_count - 1), np.minimum(word_counts, s.max_count - 1),
             np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
+            links, self._phrase_edges(tokens, [(start, stop), (first_start, first_stop), (earlier_start, earlier_stop)]),
             ordered, ranked, marked, word_keys, place_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content, word_rows[start:stop]),
         )
@@ -952,6 +981,37 @@ class PolicyModel:
         out[:, 1] = word_counts > 1
         return out
 
+    def _links(self, tokens: np.ndarray) -> np.ndarray:
+        """(len(tokens), LINKS): at the first token of a word, the first and last tokens of the
+        word before it in its phrase, then of the word after it (``phrases.find_phrases``);
+        PAD elsewhere and where there is none."""
+        out = np.full((len(tokens), LINKS), PAD, dtype=np.int64)
+        listed = tokens.tolist()
+        for phrase in find_phrases(listed, self._is_word_char, self._is_link_char):
+            for k, (start, _) in enumerate(phrase):
+                if k > 0:
+                    out[start, 0], out[start, 1] = listed[phrase[k - 1][0]], listed[phrase[k - 1][1] - 1]
+                if k + 1 < len(phrase):
+                    out[start, 2], out[start, 3] = listed[phrase[k + 1][0]], listed[phrase[k + 1][1] - 1]
+        return out
+
+    def _phrase_edges(self, tokens: np.ndarray, bounds: list[tuple[int, int]]) -> np.ndarray:
+        """(4, MAX_PHRASES): the first and last tokens of the last word of each phrase in the
+        messages ``bounds`` give (the last message first), then of each phrase's first word;
+        PAD after the first MAX_PHRASES phrases."""
+        out = np.full((4, MAX_PHRASES), PAD, dtype=np.int64)
+        listed = tokens.tolist()
+        edges = []
+        for begin, end in dict.fromkeys(bounds):  # a message read twice is read once
+            for phrase in find_phrases(listed[begin:end], self._is_word_char, self._is_link_char):
+                (first, _), (last_start, last_stop) = phrase[0], phrase[-1]
+                first_stop = phrase[0][1]
+                edges.append([listed[begin + last_start], listed[begin + last_stop - 1], listed[begin + first], listed[begin + first_stop - 1]])
+        if edges:
+            kept = np.asarray(edges[:MAX_PHRASES], dtype=np.int64).T
+            out[:, : kept.shape[1]] = kept
+        return out
+
     def _shared_affixes(self, tokens: np.ndarray) -> np.ndarray:
         """(len(tokens), 4): at the first token of a word, 1 where another, different word of
         its message ends with the same last ``AFFIX_SHORT`` characters, the same last
@@ -1034,7 +1094,8 @@ class PolicyModel:
                 prev[i, -min(len(done), PREVIOUS_TOKENS) :] = done[-PREVIOUS_TOKENS:]
                 emitted[i, done] = True
                 commas[i] = np.count_nonzero(done == self._comma)
-        return self._assemble(self.prompt_features(views), prompt_of, gen, step, prev, emitted, commas)
+        reply_words = self._reply_words([np.asarray(done, dtype=np.int64) for done in generated])
+        return self._assemble(self.prompt_features(views), prompt_of, gen, step, prev, emitted, commas, reply_words)
 
     def features_for_rows(
         self, prompts: PromptFeatures, prompt_of: np.ndarray, generated: np.ndarray, images: np.ndarray | None = None
@@ -1053,7 +1114,24 @@ class PolicyModel:
         emitted = np.zeros((n, s.vocab_size), dtype=bool)
         np.put_along_axis(emitted, generated.astype(np.int64), True, axis=1)
         commas = np.count_nonzero(generated == self._comma, axis=1)
-        return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, commas, images)
+        reply_words = self._reply_words(generated.astype(np.int64))
+        return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, commas, reply_words, images)
+
+    def _reply_words(self, replies: Sequence[np.ndarray]) -> np.ndarray:
+        """(N, 3) for each reply so far: the first and last tokens of its last word (-1: it
+        ends in neither a word nor a word and links), and 1 where links follow that word."""
+        out = np.full((len(replies), 3), -1, dtype=np.int64)
+        for row, reply in enumerate(replies):
+            end = len(reply)
+            while end and self._is_link_char[reply[end - 1]]:
+                end -= 1
+            if not end or not self._is_word_char[reply[end - 1]]:
+                continue
+            start = end - 1
+            while start and self._is_word_char[reply[start - 1]]:
+                start -= 1
+            out[row] = reply[start], reply[end - 1], end < len(reply)
+        return out
 
     def prompt_features(self, views: Sequence[PromptView]) -> PromptFeatures:
         """What the rows following ``views`` share: their inputs stacked once per prompt."""
@@ -1092,6 +1170,8 @@ class PolicyModel:
             repeats=_stack([view.repeats for view in views], s.window_pairs).astype(self.dtype, copy=False),
             slots=slots,
             neighbours=_stack([view.neighbours for view in views], s.pointer_slots, len(NEIGHBOUR_OFFSETS)),
+            links=_stack([view.links for view in views], s.pointer_slots, LINKS),
+            phrase_edges=_stack([view.phrase_edges for view in views], 4, MAX_PHRASES),
             counts=_stack([view.counts for view in views], s.pointer_slots),
             word_counts=_stack([view.word_counts for view in views], s.pointer_slots),
             ordered=np.stack([view.ordered for view in views]) if views else None,
@@ -1115,16 +1195,19 @@ class PolicyModel:
         prev: np.ndarray,
         emitted: np.ndarray,
         commas: np.ndarray,
+        reply_words: np.ndarray,
         images: np.ndarray | None = None,
     ) -> Features:
         """Features of rows that each follow one of ``prompts`` (``prompt_of``), from each row's
         turn so far (``prev`` (N, PREVIOUS_TOKENS): the last tokens emitted, the latest last, -1
         before the first; at the first step the prompt's last token is the previous one;
-        ``commas``: how many the turn holds, so how many items of a list it has written)."""
+        ``commas``: how many the turn holds, so how many items of a list it has written;
+        ``reply_words``: ``_reply_words``)."""
         s, o = self.shape, self._offsets
         around = prompts.neighbours[prompt_of]
         # matched whatever the case: a letter the case switch turned still continues its word
-        images = self._folded[(self._images() if images is None else images)[around]]
+        images_of = self._folded[self._images() if images is None else images]
+        images = images_of[around]
         valid = around != PAD
         previous = np.where(prev[:, -1] >= 0, prev[:, -1], prompts.first_token[prompt_of])
         prev = np.where(prev >= 0, self._folded[prev], -1)
@@ -1138,7 +1221,7 @@ class PolicyModel:
                 token = prev[:, -back]
                 matched = matched & (images[:, :, k] == token[:, None]) & (token >= 0)[:, None] & valid[:, :, k]
                 runs[back - 2].append(matched)
-        follows = np.concatenate([follows, np.stack(runs[0] + runs[1], axis=2)], axis=2)
+        follows = np.concatenate([follows, np.stack(runs[0] + runs[1], axis=2), self._walks(prompts, prompt_of, images_of, last, reply_words)], axis=2)
         capped = np.minimum(step, s.max_steps - 1)
         remaining = np.clip(prompts.message_length[prompt_of] - step + 8, 0, s.length_range - 1)
         position_rows = np.concatenate(
@@ -1180,6 +1263,29 @@ class PolicyModel:
             tally=prompts.tally,
             number_groups=self._number_groups(gen, step),
         )
+
+    def _walks(self, prompts: PromptFeatures, prompt_of: np.ndarray, images_of: np.ndarray, last: np.ndarray, reply_words: np.ndarray) -> np.ndarray:
+        """(N, pointer_slots, LINK_FEATURES): the scores that walk a phrase word by word
+        (``LINK_FEATURES``), matched whatever the case; ``images_of`` is each token's image
+        under the copy map, folded, and ``last`` the token just written, folded (-1: none)."""
+        s = self.shape
+        links, edges = prompts.links[prompt_of], prompts.phrase_edges[prompt_of]  # (N, S, LINKS), (N, 4, MAX_PHRASES)
+        links = np.where(links != PAD, images_of[links], -2)  # -2 matches nothing written
+        edges = np.where(edges != PAD, images_of[edges], -2)
+        known = reply_words[:, 0] >= 0
+        first = np.where(known, self._folded[reply_words[:, 0]], -1)
+        final = np.where(known, self._folded[reply_words[:, 1]], -1)
+        linked = known & (reply_words[:, 2] == 1)
+        written = (last >= 0)[:, None]
+        out = np.zeros((len(last), s.pointer_slots, LINK_FEATURES), dtype=bool)
+        for column, (a, b) in enumerate(((0, 1), (2, 3))):  # the word before, then the word after
+            out[:, :, column] = (links[:, :, a] == last[:, None]) & written
+            out[:, :, 2 + column] = (links[:, :, a] == first[:, None]) & (links[:, :, b] == final[:, None]) & linked[:, None]
+            # the end slot: after a phrase's last word, then before its first
+            out[:, -1, column] = ((edges[:, 2 * column] == last[:, None]) & written).any(axis=1)
+            matched = (edges[:, 2 * column] == first[:, None]) & (edges[:, 2 * column + 1] == final[:, None])
+            out[:, -1, 2 + column] = matched.any(axis=1) & known & ~linked
+        return out
 
     def _number_groups(self, gen: np.ndarray, step: np.ndarray) -> list[NumberGroup]:
         """The rows whose reply so far (all of it among the generated slots) is the start of an
