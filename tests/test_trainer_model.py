@@ -1116,11 +1116,11 @@ def test_exploration_rewrites_runs_of_a_phrases_words() -> None:
     runs += [["Jean", "Patel", "snake"], ["Laura", "Jean", "Patel", "snake"], ["Patel", "snake", "case"], ["Jean", "Patel", "snake", "case"]]
     initials = {"".join(word[0] for word in run) for run in runs}
     reversed_runs = {" ".join(run[::-1]) for run in runs}
-    rejoined = {case(join.join(run)) for run in runs for join in ("_", ",") for case in (str, str.lower, str.upper)}
+    rejoined = {case(join.join(run)) for run in runs for join in ("_", "") for case in (str, str.lower, str.upper)}
     assert 12 <= sum(text in initials for text in texts) <= 36  # half of the rewrites, a quarter of all
     assert 4 <= sum(text in reversed_runs for text in texts) <= 20  # an eighth of all
     assert 4 <= sum(text in rejoined for text in texts) <= 20
-    assert {"LJP", "Patel Jean Laura", "laura_jean_patel"} & set(texts)
+    assert {"LJP", "Patel Jean Laura", "laura_jean_patel", "LAURAJEAN"} & set(texts)
     rejoined |= reversed_runs
     words = {"Initials", "of", "Laura", "Jean", "Patel", "snake", "case"}
     assert set(texts) - initials - rejoined <= words | {f"{a} {b}" for a in words for b in words}
@@ -1213,6 +1213,43 @@ def test_answers_that_scored_above_their_group_are_kept_for_other_prompts() -> N
     assert [TOK.decode(a) for a in rewarded.fitting(8, None)] == ["7", "4", "5"]  # the oldest falls out
     assert rewarded.fitting(1, None) == []  # an answer and its end token need 2 tokens
     assert [TOK.decode(a) for a in rewarded.fitting(8, ChoiceConstraint(["4", "40"], TOK))] == ["4"]
+
+
+def test_a_kind_of_exploration_whose_samples_score_is_offered_more() -> None:
+    from hermes_rl_mcp.sdk.env_types import PROMPT_MASK
+    from hermes_rl_mcp.trainer.exploration import ExploredTurns, explore
+    from hermes_rl_mcp.trainer.grpo import flatten_groups
+
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "Reverse: red fox runs"}])
+    rng = np.random.default_rng(6)
+    record = ExploredTurns()
+
+    def reversed_share() -> float:
+        samples = generate(model, prompt, n=400, max_tokens=16, temperature=1.0, rng=rng)
+        explored = explore(model, prompt, samples, share=1.0, max_tokens=16, temperature=1.0, constraint=None, rng=rng, record=record)
+        return sum(TOK.decode(s.token_ids) == "runs fox red" for s in explored) / len(explored)
+
+    before = reversed_share()
+    assert record.records()["reversed"] == 0.0
+    # the learner trains on groups where the explored reversal scored and the explored
+    # initials did not
+    for _ in range(6):
+        replies = [[*TOK.encode(text), END] for text in ("runs fox red", "rfr", "red", "fox")]
+        for reply, kind in zip(replies[:2], ("reversed", "initials")):
+            record.add(prompt, reply, kind)
+        record.credit(flatten_groups([{
+            "tokens": [prompt + r for r in replies],
+            "masks": [[PROMPT_MASK] * len(prompt) + r for r in replies],
+            "scores": [1.0, 0.0, 0.0, 0.0],
+        }]))
+    records = record.records()
+    assert records["initials"] == 0.0 and records["word"] == 0.0  # tried and lost, or never tried
+    assert 0.3 < records["reversed"] < 1.0  # 6 of 6, counted as if 8 more had not scored
+    after = reversed_share()
+    # before: a third of the reversals, a 24th of the rewrites (0.014); after, a large part of
+    # all the replacements
+    assert before < 0.03 and after > 0.1
 
 
 def test_exploration_offers_a_prompt_answers_that_scored_on_other_prompts() -> None:
@@ -1381,28 +1418,29 @@ def test_the_pointer_can_pick_a_word_by_its_place_in_an_earlier_message() -> Non
         assert after[row, at] > 2 * before[row, at]  # whatever the words' lengths, one weight reads the fourth
 
 
-def test_phrases_are_words_joined_by_short_links_and_records_are_found_in_them() -> None:
-    from hermes_rl_mcp.trainer.phrases import find_phrases, record_keys
+def test_phrases_are_words_joined_by_short_links_and_records_are_found_by_their_commas() -> None:
+    from hermes_rl_mcp.trainer.phrases import find_records
 
     model = small_model(np.float32)
 
     def phrases(text: str) -> list[list[str]]:
-        tokens = TOK.encode(text)
-        return [[text[a:b] for a, b in phrase] for phrase in find_phrases(tokens, model.is_word_char, model.is_link_char)]
+        return [[text[a:b] for a, b in phrase] for phrase in model.phrases(TOK.encode(text))]
 
     assert phrases("Initials of: Laura Jean Patel? Write them") == [["Initials", "of"], ["Laura", "Jean", "Patel"], ["Write", "them"]]
     assert phrases("big_red-dog / pear, fig & kiwi") == [["big", "red", "dog", "pear", "fig", "kiwi"]]
+    assert phrases("Call (415) 555-0132 or 415.555.0132 at 10:30. Then") == [
+        ["Call", "415", "555", "0132", "or", "415", "555", "0132", "at", "10", "30"], ["Then"]
+    ]
     assert phrases("one,   two") == [["one"], ["two"]]  # a long gap is layout, not a link
 
-    def keys(text: str) -> list[tuple[list[str], str]]:
-        tokens = TOK.encode(text)
-        found = []
-        for phrase in find_phrases(tokens, model.is_word_char, model.is_link_char):
-            for spans, join in record_keys(tokens, phrase, TOK.encode(",")[0], 3):
-                found.append(([text[a:b] for a, b in spans], TOK.decode(list(join))))
-        return found
+    def keys(text: str) -> list[list[list[str]]]:
+        return [[[text[a:b] for a, b in spans] for spans in variants] for variants in find_records(text, 3)]
 
-    assert keys("Heights: Ana 165 cm, Ben 172 cm, Cara 158 cm.") == [(["Ana", "Ben", "Cara"], ", ")]
+    assert keys("Heights: Ana 165 cm, Ben 172 cm, Cara 158 cm.") == [[["Ana", "Ben", "Cara"]]]
+    assert keys("Race: Mia 12.4 s, Leo 11.9 s and Zoe 12.1 s. Who won?") == [[["Mia", "Leo", "Zoe"]]]
+    # the words before each item's number are offered too, where they are more than its first
+    assert keys("Prices: milk $2.49, ice cream $1.99, eggs $3.20.") == [[["milk", "ice", "eggs"], ["milk", "ice cream", "eggs"]]]
     assert keys("Ann 7, Bob 9") == []  # two records are not a list
     assert keys("fig, kiwi, plum") == []  # items of one word are a plain list (``lists.py``)
-    assert keys("At noon today, Ann 7, Bob 9, Cy 5") == [(["Ann", "Bob", "Cy"], ", ")]  # a lead-in of another length is not an item
+    # an item without a number does not join items with one
+    assert keys("After the game, Ann has 7, Bob has 9, Cy has 5") == [[["Ann", "Bob", "Cy"], ["Ann has", "Bob has", "Cy has"]]]

@@ -25,20 +25,19 @@ followed by the end token:
   learned;
 * **a list of the prompt's, reordered**: many tasks answer by putting the items of a list the
   prompt gives (words or numbers joined by commas) in some order (sorted, reversed, by a rule
-  the task knows), or by putting the keys of a list of records in some order (the names of
-  "Ann 7, Bob 9, Cy 5", by their scores: ``phrases.record_keys``). Where the prompt holds such
-  a list, a third of these replacements are its items (or keys) in a random order, joined as
-  the list joins them: the policy writes one character at a
-  time, and a whole list in a new order is otherwise never sampled, so it never scores;
+  the task knows), or by putting the keys of a list of records in some order (the names of "Ann
+  7, Bob 9 and Cy 5", by their scores: ``phrases.find_records``). Where the prompt holds such a
+  list, a third of these replacements are its items (or keys) in a random order, joined as the
+  list joins them (keys by a comma and a space): the policy writes one character at a time, and
+  a whole list in a new order is otherwise never sampled, so it never scores;
 * **a phrase rewritten**: many tasks answer by walking a run of the prompt's words: their
   initials (a name's, an acronym), or the words themselves joined another way, in reverse
   order, or in another case ("big_red_dog", "runs fox red"). Where the prompt holds a phrase
   (``phrases.find_phrases``) of two or more words, a sixth of these replacements take two to
   four of its words in a row (drawn evenly, or by the rarity of their words, the product) and
   write, half the time, their initials, a quarter the words in reverse order, and a quarter
-  the words joined by a link character the prompt holds other than the space (by nothing
-  where it holds none), as they are, in lowercase or in capitals: such an answer is otherwise
-  sampled only letter by letter;
+  the words joined by nothing or by one of ``JOINERS`` the prompt holds, as they are, in
+  lowercase or in capitals: such an answer is otherwise sampled only letter by letter;
 * **words of the prompt in another case**: a quarter of the replacements by words or pairs of
   words write them in another case (``CASE_SHARE``), since many tasks restate the prompt's
   words so;
@@ -71,7 +70,7 @@ from hermes_rl_mcp.trainer.grpo import TokenBatch
 from hermes_rl_mcp.trainer.lists import MIN_ITEMS, find_lists
 from hermes_rl_mcp.trainer.model import PolicyModel, earlier_message_bounds, first_message_bounds, last_message_bounds
 from hermes_rl_mcp.trainer.numbers import MAX_NUMBERS, NUMBER_RANGE
-from hermes_rl_mcp.trainer.phrases import find_phrases, record_keys
+from hermes_rl_mcp.trainer.phrases import find_records
 from hermes_rl_mcp.trainer.sampling import Generation
 from hermes_rl_mcp.trainer.tokenizer import END
 
@@ -98,17 +97,35 @@ CASE_SHARE = 0.25
 # some of its words in a row (two to MAX_RUN) rewritten: their initials, or the words rejoined.
 REWRITE_SHARE = 1 / 6
 MAX_RUN = 4
+JOINERS = "_-./"  # the characters a rewrite joins words by, when the prompt holds them
+# The kinds of rewrite, and the share of the rewrites each takes.
+# (Words joined by nothing or by a joiner, each as they are, in lowercase or in capitals.)
+JOINED = tuple(f"{join}{case}" for join in ("joined", "linked") for case in ("", "_lower", "_upper"))
+REWRITES = {"initials": 0.5, "reversed": 0.25, **{kind: 0.25 / len(JOINED) for kind in JOINED}}
+# Each kind of replacement is offered in proportion to its share above plus its recent record:
+# the share of its samples trained on that scored above their group, counted as if PRIOR_TRIES
+# more had not. A kind that finds this task's answers takes a large part of the exploration
+# however small its share (half of its samples scoring: about a third of the replacements),
+# and the others keep theirs. The counts decay by CREDIT_DECAY per explored turn trained on (a
+# horizon of about 30 steps of 64 samples).
+PRIOR_TRIES = 8.0
+CREDIT_DECAY = 0.995
+KINDS = ("list", *REWRITES, "sum", "pair", "pair_cased", "word", "word_cased", "rewarded")
 PROMPTS_BEFORE_RARITY = 16
 
 
 class ExploredTurns:
-    """The most recent explored turns, each kept as a digest of its prompt and its tokens. The
-    sampler and the learner of a local run share one; old entries fall out, so it stays small
-    (a batch is trained on within a few batches of being sampled)."""
+    """The most recent explored turns, each kept as a digest of its prompt and its tokens, with
+    its kind (``KINDS``), and per kind how many explored turns were trained on and how many of
+    them scored above their group. The sampler and the learner of a local run share one; old
+    entries fall out, so it stays small (a batch is trained on within a few batches of being
+    sampled)."""
 
     def __init__(self, capacity: int = 4096) -> None:
         self.capacity = capacity
-        self._turns: OrderedDict[bytes, None] = OrderedDict()
+        self._turns: OrderedDict[bytes, str] = OrderedDict()
+        self._tries = dict.fromkeys(KINDS, 0.0)
+        self._wins = dict.fromkeys(KINDS, 0.0)
 
     @staticmethod
     def _key(prompt: Sequence[int], turn: Sequence[int]) -> bytes:
@@ -118,15 +135,33 @@ class ExploredTurns:
         digest.update(np.asarray(turn, dtype=np.int32).tobytes())
         return digest.digest()
 
-    def add(self, prompt: Sequence[int], turn: Sequence[int]) -> None:
+    def add(self, prompt: Sequence[int], turn: Sequence[int], kind: str = "word") -> None:
         key = self._key(prompt, turn)
-        self._turns[key] = None
+        self._turns[key] = kind
         self._turns.move_to_end(key)
         while len(self._turns) > self.capacity:
             self._turns.popitem(last=False)
 
     def holds(self, prompt: Sequence[int], turn: Sequence[int]) -> bool:
         return self._key(prompt, turn) in self._turns
+
+    def credit(self, batch: TokenBatch) -> None:
+        """Count the batch's explored turns per kind, and those whose sequence scored above its
+        group."""
+        for turn, sequence in _first_positions(batch):
+            kind = self._turns.get(self._key(*batch.turns[turn]))
+            if kind is None:
+                continue
+            for counts in (self._tries, self._wins):
+                for name in counts:
+                    counts[name] *= CREDIT_DECAY
+            self._tries[kind] += 1.0
+            self._wins[kind] += float(batch.sequence_advantages[sequence] > 0)
+
+    def records(self) -> dict[str, float]:
+        """Each kind's recent record: the share of its samples that scored above their group
+        (``PRIOR_TRIES``)."""
+        return {kind: self._wins[kind] / (self._tries[kind] + PRIOR_TRIES) for kind in KINDS}
 
     def __len__(self) -> int:
         return len(self._turns)
@@ -143,10 +178,8 @@ class RewardedAnswers:
 
     def add_from(self, batch: TokenBatch) -> None:
         """Every turn of the batch's sequences whose advantage is positive."""
-        seen: set[int] = set()
-        for turn, sequence in zip(batch.turn_of, batch.sequence_index):
-            if turn not in seen and batch.sequence_advantages[sequence] > 0:
-                seen.add(turn)
+        for turn, sequence in _first_positions(batch):
+            if batch.sequence_advantages[sequence] > 0:
                 self.add(batch.turns[turn][1])
 
     def add(self, answer: Sequence[int]) -> None:
@@ -162,6 +195,14 @@ class RewardedAnswers:
 
     def __len__(self) -> int:
         return len(self._answers)
+
+
+def _first_positions(batch: TokenBatch) -> list[tuple[int, int]]:
+    """Each turn of ``batch`` once, with the sequence it belongs to."""
+    seen: dict[int, int] = {}
+    for turn, sequence in zip(batch.turn_of, batch.sequence_index):
+        seen.setdefault(turn, sequence)
+    return list(seen.items())
 
 
 class WordFrequencies:
@@ -225,14 +266,14 @@ def _sums(model: PolicyModel, words: list[list[int]]) -> list[list[int]]:
 
 def _runs(model: PolicyModel, prompt: Sequence[int]) -> tuple[list[list[list[int]]], list[int]]:
     """Every distinct run of two to ``MAX_RUN`` words in a row within a phrase of the messages
-    ``_words`` reads (each run as its words' tokens), and the link characters other than the
-    space those messages hold (the joins a rewrite may use)."""
+    ``_words`` reads (each run as its words' tokens), and the characters of ``JOINERS`` those
+    messages hold (the joins a rewrite may use besides nothing)."""
     runs: dict[tuple[tuple[int, ...], ...], None] = {}
     links: set[int] = set()
-    space = model.tokenizer.encode(" ")[0]
+    joiners = set(model.tokenizer.encode(JOINERS))
     for message in _messages(prompt):
-        links.update(token for token in message if model.is_link_char[token] and token != space)
-        for phrase in find_phrases(message, model.is_word_char, model.is_link_char):
+        links.update(token for token in message if token in joiners)
+        for phrase in model.phrases(message):
             words = [tuple(message[start:stop]) for start, stop in phrase]
             for size in range(2, MAX_RUN + 1):
                 for at in range(len(words) - size + 1):
@@ -240,20 +281,44 @@ def _runs(model: PolicyModel, prompt: Sequence[int]) -> tuple[list[list[list[int
     return [[list(word) for word in run] for run in runs], sorted(links)
 
 
-def _rewritten(model: PolicyModel, run: list[list[int]], links: list[int], rng: np.random.Generator) -> list[int]:
-    """``run`` rewritten (token ids ending with the end token): half the time its initials, a
-    quarter its words in reverse order with spaces between, and a quarter its words joined by
-    one of ``links`` (by nothing where there is none), as they are, in lowercase or in capitals."""
-    draw = rng.random()
-    if draw < 0.5:
+def _rewritten(model: PolicyModel, run: list[list[int]], kind: str, links: list[int], rng: np.random.Generator) -> list[int]:
+    """``run`` rewritten as ``kind`` says (token ids ending with the end token): its initials;
+    its words in reverse order with spaces between; or its words joined by nothing or by one of
+    ``links`` (by nothing where there is none), as they are, in lowercase or in capitals."""
+    if kind == "initials":
         return [*(word[0] for word in run), END]
-    space = model.tokenizer.encode(" ")
-    if draw < 0.75:
+    if kind == "reversed":
+        space = model.tokenizer.encode(" ")
         return [*[token for k, word in enumerate(run[::-1]) for token in [*(space if k else []), *word]], END]
-    join = [links[int(rng.integers(len(links)))]] if links else []
+    join = [links[int(rng.integers(len(links)))]] if links and kind.startswith("linked") else []
     text = model.tokenizer.decode([token for k, word in enumerate(run) for token in [*(join if k else []), *word]])
-    text = (text, text.lower(), text.upper())[int(rng.integers(3))]
+    text = text.lower() if kind.endswith("_lower") else text.upper() if kind.endswith("_upper") else text
     return [*model.tokenizer.encode(text), END]
+
+
+def _kind_chances(offers: dict[str, bool], rewrite_share: float, case_share: float, records: dict[str, float]) -> tuple[list[str], np.ndarray]:
+    """The kinds of replacement by the prompt's words that the prompt ``offers``, and the chance
+    of each: its share (the shares above, nested: a list, else a rewrite, else a sum, else a
+    pair or a word, each in another case a share ``case_share`` of the time) plus its record
+    (``ExploredTurns.records``), renormalised."""
+    chances: dict[str, float] = {}
+    rest = 1.0
+    for kind, share in (("list", LIST_SHARE), ("rewrite", rewrite_share), ("sum", SUM_SHARE), ("pair", PHRASE_SHARE)):
+        if offers[kind]:
+            taken = rest * share
+            if kind == "rewrite":
+                chances.update({name: taken * part for name, part in REWRITES.items() if offers["links"] or not name.startswith("linked")})
+            else:
+                chances[kind] = taken
+            rest -= taken
+    chances["word"] = rest
+    for kind in ("pair", "word"):
+        if kind in chances:
+            chances[f"{kind}_cased"] = chances[kind] * case_share
+            chances[kind] *= 1.0 - case_share
+    kinds = [kind for kind, chance in chances.items() if chance > 0]
+    weights = np.asarray([chances[kind] + records.get(kind, 0.0) for kind in kinds])
+    return kinds, weights / weights.sum()
 
 
 def _case_variants(model: PolicyModel, candidate: list[int]) -> list[list[int]]:
@@ -321,13 +386,14 @@ def _lists(model: PolicyModel, prompt: Sequence[int]) -> list[tuple[list[list[in
     """The lists (``lists.find_lists``) of the same messages, each as (its items' tokens, the
     tokens that join them)."""
     comma = model.tokenizer.encode(",")[0]
+    join = model.tokenizer.encode(", ")
     found = []
     for message in _messages(prompt):
         for listed in find_lists(message, model.is_word_char, comma):
             found.append(([message[start:stop] for start, stop in listed.items], list(listed.join)))
-        for phrase in find_phrases(message, model.is_word_char, model.is_link_char):
-            for keys, join in record_keys(message, phrase, comma, MIN_ITEMS):
-                found.append(([message[start:stop] for start, stop in keys], list(join)))
+        text = "".join(model.tokenizer.token_text(token) if token >= model.tokenizer.first_char_id else "\0" for token in message)
+        for variants in find_records(text, MIN_ITEMS):
+            found += [([message[start:stop] for start, stop in keys], list(join)) for keys in variants]
     return found
 
 
@@ -390,6 +456,7 @@ def explore(
     draws = rng.random(len(samples))
     chosen: list[int] = []
     picks: list[list[int]] = []
+    kinds_of: list[str] = []
     if (draws < share).any():
         found = _words(model, prompt)  # read once for every kind of candidate
         words = _fitting(_singles(found), max_tokens, constraint)
@@ -405,49 +472,44 @@ def explore(
         lists = _lists(model, prompt)
         runs, links = _runs(model, prompt)
         run_chances = _run_chances(runs, frequencies)
+        offers = {"list": bool(lists), "rewrite": bool(runs), "links": bool(links), "sum": bool(sums), "pair": bool(phrases)}
+        kinds, kind_chances = _kind_chances(offers, rewrite_share, case_share, record.records() if record is not None else {})
         for index in np.flatnonzero(draws < share):
-            if lists and rng.random() < LIST_SHARE:
+            kind = kinds[int(rng.choice(len(kinds), p=kind_chances))]
+            if kind == "list":
                 pick = _reordered(lists, rng)
-                if _fitting([pick], max_tokens, constraint):
-                    chosen.append(int(index))
-                    picks.append(pick)
-                continue
-            if runs and rng.random() < rewrite_share:
+            elif kind in REWRITES:
                 rare = run_chances is not None and rng.random() < RARE_SHARE
                 at = rng.choice(len(runs), p=run_chances) if rare else rng.integers(len(runs))
-                pick = _rewritten(model, runs[int(at)], links, rng)
-                if _fitting([pick], max_tokens, constraint):
-                    chosen.append(int(index))
-                    picks.append(pick)
-                continue
-            chances = None
-            if sums and rng.random() < SUM_SHARE:
-                pool = sums
+                pick = _rewritten(model, runs[int(at)], kind, links, rng)
             else:
-                pool, rare = (phrases, rare_phrases) if rng.random() < PHRASE_SHARE else (words, rare_words)
+                pool, rare = {"sum": (sums, ([], None)), "pair": (phrases, rare_phrases), "word": (words, rare_words)}[kind.removesuffix("_cased")]
+                chances = None
                 if rare[0] and rng.random() < RARE_SHARE:
                     pool, chances = rare
-                pool = pool or words
-            if pool:
-                chosen.append(int(index))
-                at = rng.integers(len(pool)) if chances is None else rng.choice(len(pool), p=chances)
-                pick = pool[int(at)]
-                if pool is not sums and rng.random() < case_share:
+                if not pool:
+                    continue
+                pick = pool[int(rng.integers(len(pool)) if chances is None else rng.choice(len(pool), p=chances))]
+                if kind.endswith("_cased"):
                     variants = _fitting(_case_variants(model, pick), max_tokens, constraint)
                     pick = variants[int(rng.integers(len(variants)))] if variants else pick
+            if _fitting([pick], max_tokens, constraint):
+                chosen.append(int(index))
                 picks.append(pick)
+                kinds_of.append(kind)
     offered = np.flatnonzero((draws >= share) & (draws < share + rewarded_share))
     answers = rewarded.fitting(max_tokens, constraint) if rewarded is not None and offered.size else []
     for index in offered if answers else ():
         chosen.append(int(index))
         picks.append(answers[int(rng.integers(len(answers)))])
+        kinds_of.append("rewarded")
     if not chosen:
         return samples
     out = list(samples)
-    for index, word, logprobs in zip(chosen, picks, _logprobs(model, prompt, picks, temperature, constraint)):
+    for index, word, kind, logprobs in zip(chosen, picks, kinds_of, _logprobs(model, prompt, picks, temperature, constraint)):
         out[index] = Generation(list(word), logprobs, "stop")
         if record is not None:
-            record.add(prompt, word)
+            record.add(prompt, word, kind)
     return out
 
 

@@ -79,6 +79,8 @@ class Learner:
         }
         if self.rewarded is not None:
             self.rewarded.add_from(batch)
+        if self.explored is not None:
+            self.explored.credit(batch)  # which kinds of exploration find this task's answers
         if batch.targets:
             metrics.update(self._optimise(batch))
         else:

@@ -116,7 +116,7 @@ from hermes_rl_mcp.trainer.numbers import (
     MAX_NUMBERS, NUMBER_PAIRS, STEP_REFERENCE, LogShares, NumberGroup, RewardedIntegers, integer_spelling,
     mix_in_numbers, neighbour_differences, number_log_shares, number_runs, pair_comparisons, read_numbers, step_scales,
 )
-from hermes_rl_mcp.trainer.phrases import LINK_CHARACTERS, find_phrases
+from hermes_rl_mcp.trainer.phrases import LINK_CHARACTERS, TIGHT_LINKS, find_phrases
 from hermes_rl_mcp.trainer.tokenizer import END, PAD, ROLE_TOKENS, CharTokenizer
 
 Params = dict[str, np.ndarray]
@@ -519,6 +519,7 @@ class PolicyModel:
         self._is_word_char = is_word_char
         self._is_link_char = np.zeros(shape.vocab_size, dtype=bool)
         self._is_link_char[[tokenizer.encode(c)[0] for c in LINK_CHARACTERS]] = True
+        self._tight_links = frozenset(tokenizer.encode(TIGHT_LINKS))
         self._is_digit = np.asarray([value is not None for value in tokenizer.digit_values])
         self._zero = tokenizer.encode("0")[0]
         self._comma = tokenizer.encode(",")[0]
@@ -566,10 +567,9 @@ class PolicyModel:
         """(V,) bool: which tokens are letters or digits, the characters words are made of."""
         return self._is_word_char
 
-    @property
-    def is_link_char(self) -> np.ndarray:
-        """(V,) bool: which tokens link the words of a phrase (``phrases.LINK_CHARACTERS``)."""
-        return self._is_link_char
+    def phrases(self, tokens: Sequence[int]) -> list[list[tuple[int, int]]]:
+        """The phrases of ``tokens``, each as its words' (start, stop) spans (``phrases.py``)."""
+        return find_phrases(tokens, self._is_word_char, self._is_link_char, self._tight_links)
 
     # -- construction -------------------------------------------------------------------------
 
@@ -987,7 +987,7 @@ class PolicyModel:
         PAD elsewhere and where there is none."""
         out = np.full((len(tokens), LINKS), PAD, dtype=np.int64)
         listed = tokens.tolist()
-        for phrase in find_phrases(listed, self._is_word_char, self._is_link_char):
+        for phrase in self.phrases(listed):
             for k, (start, _) in enumerate(phrase):
                 if k > 0:
                     out[start, 0], out[start, 1] = listed[phrase[k - 1][0]], listed[phrase[k - 1][1] - 1]
@@ -1003,7 +1003,7 @@ class PolicyModel:
         listed = tokens.tolist()
         edges = []
         for begin, end in dict.fromkeys(bounds):  # a message read twice is read once
-            for phrase in find_phrases(listed[begin:end], self._is_word_char, self._is_link_char):
+            for phrase in self.phrases(listed[begin:end]):
                 (first, _), (last_start, last_stop) = phrase[0], phrase[-1]
                 first_stop = phrase[0][1]
                 edges.append([listed[begin + last_start], listed[begin + last_stop - 1], listed[begin + first], listed[begin + first_stop - 1]])
