@@ -116,7 +116,7 @@ from hermes_rl_mcp.trainer.numbers import (
     MAX_NUMBERS, NUMBER_PAIRS, STEP_REFERENCE, LogShares, NumberGroup, RewardedIntegers, integer_spelling,
     mix_in_numbers, neighbour_differences, number_log_shares, number_runs, pair_comparisons, read_numbers, step_scales,
 )
-from hermes_rl_mcp.trainer.phrases import LINK_CHARACTERS, TIGHT_LINKS, find_phrases
+from hermes_rl_mcp.trainer.phrases import LINK_CHARACTERS, TIGHT_LINKS, find_phrases, linked_gaps, word_spans
 from hermes_rl_mcp.trainer.tokenizer import END, PAD, ROLE_TOKENS, CharTokenizer
 
 Params = dict[str, np.ndarray]
@@ -519,7 +519,8 @@ class PolicyModel:
         self._is_word_char = is_word_char
         self._is_link_char = np.zeros(shape.vocab_size, dtype=bool)
         self._is_link_char[[tokenizer.encode(c)[0] for c in LINK_CHARACTERS]] = True
-        self._tight_links = frozenset(tokenizer.encode(TIGHT_LINKS))
+        self._is_tight_link = np.zeros(shape.vocab_size, dtype=bool)
+        self._is_tight_link[tokenizer.encode(TIGHT_LINKS)] = True
         self._is_digit = np.asarray([value is not None for value in tokenizer.digit_values])
         self._zero = tokenizer.encode("0")[0]
         self._comma = tokenizer.encode(",")[0]
@@ -569,7 +570,8 @@ class PolicyModel:
 
     def phrases(self, tokens: Sequence[int]) -> list[list[tuple[int, int]]]:
         """The phrases of ``tokens``, each as its words' (start, stop) spans (``phrases.py``)."""
-        return find_phrases(tokens, self._is_word_char, self._is_link_char, self._tight_links)
+        tokens = np.asarray(tokens, dtype=np.int64)
+        return find_phrases(tokens, self._word_spans(tokens), self._is_link_char, self._is_tight_link)
 
     # -- construction -------------------------------------------------------------------------
 
@@ -743,7 +745,8 @@ class PolicyModel:
         named = numbers[: min(number_count, MAX_NUMBERS)]
         marked[read, :2] = np.isin(places, named[named > 0])[source[read]]
         links = np.full((s.pointer_slots, LINKS), PAD, dtype=np.int64)
-        links[read] = self._links(tokens)[source[read]]
+        read_links, phrase_edges = self._phrase_inputs(tokens, [(start, stop), (first_start, first_stop), (earlier_start, earlier_stop)])
+        links[read] = read_links[source[read]]
         held = self._word_counts(tokens, word_starts, hashed)
         marked[read, 2:4] = self._repeated(tokens, lists, held)[source[read]]
         marked[read, 4:] = self._shared_affixes(tokens)[source[read]]
@@ -779,7 +782,7 @@ class PolicyModel:
             ),
             np.minimum(counts, s.max_count - 1), np.minimum(word_counts, s.max_count - 1),
             np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
-            links, self._phrase_edges(tokens, [(start, stop), (first_start, first_stop), (earlier_start, earlier_stop)]),
+            links, phrase_edges,
             ordered, ranked, marked, word_keys, place_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content, word_rows[start:stop]),
         )
@@ -981,36 +984,33 @@ class PolicyModel:
         out[:, 1] = word_counts > 1
         return out
 
-    def _links(self, tokens: np.ndarray) -> np.ndarray:
-        """(len(tokens), LINKS): at the first token of a word, the first and last tokens of the
-        word before it in its phrase, then of the word after it (``phrases.find_phrases``);
-        PAD elsewhere and where there is none."""
-        out = np.full((len(tokens), LINKS), PAD, dtype=np.int64)
-        listed = tokens.tolist()
-        for phrase in self.phrases(listed):
-            for k, (start, _) in enumerate(phrase):
-                if k > 0:
-                    out[start, 0], out[start, 1] = listed[phrase[k - 1][0]], listed[phrase[k - 1][1] - 1]
-                if k + 1 < len(phrase):
-                    out[start, 2], out[start, 3] = listed[phrase[k + 1][0]], listed[phrase[k + 1][1] - 1]
-        return out
+    def _phrase_inputs(self, tokens: np.ndarray, bounds: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        """What the pointer reads of the prompt's phrases (``phrases.py``):
 
-    def _phrase_edges(self, tokens: np.ndarray, bounds: list[tuple[int, int]]) -> np.ndarray:
-        """(4, MAX_PHRASES): the first and last tokens of the last word of each phrase in the
-        messages ``bounds`` give (the last message first), then of each phrase's first word;
-        PAD after the first MAX_PHRASES phrases."""
-        out = np.full((4, MAX_PHRASES), PAD, dtype=np.int64)
-        listed = tokens.tolist()
-        edges = []
-        for begin, end in dict.fromkeys(bounds):  # a message read twice is read once
-            for phrase in self.phrases(listed[begin:end]):
-                (first, _), (last_start, last_stop) = phrase[0], phrase[-1]
-                first_stop = phrase[0][1]
-                edges.append([listed[begin + last_start], listed[begin + last_stop - 1], listed[begin + first], listed[begin + first_stop - 1]])
-        if edges:
-            kept = np.asarray(edges[:MAX_PHRASES], dtype=np.int64).T
-            out[:, : kept.shape[1]] = kept
-        return out
+        * (len(tokens), LINKS): at the first token of a word, the first and last tokens of the
+          word before it in its phrase, then of the word after it; PAD elsewhere and where
+          there is none;
+        * (4, MAX_PHRASES): the first and last tokens of the last word of each phrase of the
+          messages ``bounds`` give (the last message first), then of each phrase's first word;
+          PAD after the first MAX_PHRASES phrases."""
+        links = np.full((len(tokens), LINKS), PAD, dtype=np.int64)
+        edges = np.full((4, MAX_PHRASES), PAD, dtype=np.int64)
+        spans = self._word_spans(tokens)
+        if not spans:
+            return links, edges
+        starts, stops = np.asarray(spans).T
+        joined = linked_gaps(tokens, stops[:-1], starts[1:], self._is_link_char, self._is_tight_link)
+        before, after = starts[:-1][joined], starts[1:][joined]
+        links[after, 0], links[after, 1] = tokens[before], tokens[stops[:-1][joined] - 1]
+        links[before, 2], links[before, 3] = tokens[after], tokens[stops[1:][joined] - 1]
+        # each phrase's first and last word, as indices into ``spans``
+        firsts = np.flatnonzero(np.r_[True, ~joined])
+        lasts = np.r_[firsts[1:] - 1, len(spans) - 1]
+        order = [k for begin, end in dict.fromkeys(bounds) for k in np.flatnonzero((starts[firsts] >= begin) & (starts[firsts] < end))]
+        kept = np.asarray(order[:MAX_PHRASES], dtype=np.int64)
+        first, last = firsts[kept], lasts[kept]
+        edges[:, : len(kept)] = [tokens[starts[last]], tokens[stops[last] - 1], tokens[starts[first]], tokens[stops[first] - 1]]
+        return links, edges
 
     def _shared_affixes(self, tokens: np.ndarray) -> np.ndarray:
         """(len(tokens), 4): at the first token of a word, 1 where another, different word of
@@ -1038,21 +1038,26 @@ class PolicyModel:
 
     def _word_spans(self, tokens: np.ndarray) -> list[tuple[int, int]]:
         """The (start, stop) of each word of ``tokens`` (a maximal run of letters and digits)."""
-        edges = np.flatnonzero(np.diff(np.r_[0, self._is_word_char[tokens].astype(np.int8), 0]))
-        return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+        return word_spans(tokens, self._is_word_char)
 
     def _order_in_word(self, tokens: np.ndarray) -> np.ndarray:
         """(len(tokens), 2, V) bool: for each token in a word, the word's characters that come
         before it in code order, and those that come after it."""
         v = self.shape.vocab_size
         out = np.zeros((len(tokens), 2, v), dtype=bool)
+        spans = self._word_spans(tokens)
+        if not spans:
+            return out
+        starts, stops = np.asarray(spans).T
+        lengths = stops - starts
+        inside = np.repeat(starts, lengths) + np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        word_of = np.repeat(np.arange(len(spans)), lengths)
+        letters = np.zeros((len(spans), v), dtype=bool)  # which characters each word holds
+        letters[word_of, tokens[inside]] = True
         codes = np.arange(v)
-        for begin, end in self._word_spans(tokens):
-            word = tokens[begin:end]
-            letters = np.zeros(v, dtype=bool)
-            letters[word] = True
-            out[begin:end, 0] = letters & (codes < word[:, None])
-            out[begin:end, 1] = letters & (codes > word[:, None])
+        held = letters[word_of]
+        out[inside, 0] = held & (codes < tokens[inside][:, None])
+        out[inside, 1] = held & (codes > tokens[inside][:, None])
         return out
 
     def _bag_rows(self, content: np.ndarray, words: list[int]) -> np.ndarray:

@@ -27,32 +27,37 @@ Span = tuple[int, int]
 
 def word_spans(tokens: Sequence[int], is_word_char: np.ndarray) -> list[Span]:
     """The (start, stop) of each word of ``tokens`` (a maximal run of letters and digits)."""
-    spans: list[Span] = []
-    start = -1
-    for at, token in enumerate([*tokens, -1]):
-        inside = token >= 0 and bool(is_word_char[token])
-        if inside and start < 0:
-            start = at
-        elif not inside and start >= 0:
-            spans.append((start, at))
-            start = -1
-    return spans
+    inside = is_word_char[np.asarray(tokens, dtype=np.int64)].astype(np.int8)
+    edges = np.flatnonzero(np.diff(np.r_[0, inside, 0]))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
 
 
-def find_phrases(tokens: Sequence[int], is_word_char: np.ndarray, is_link_char: np.ndarray, tight_links: Sequence[int] = ()) -> list[list[Span]]:
-    """Every phrase of ``tokens`` (token ids; ``is_word_char`` and ``is_link_char`` say which
-    ids are letters and digits, and which link words; ``tight_links`` are the ids of
-    ``TIGHT_LINKS``), as its words' spans in reading order; a word linked to neither neighbour
-    is a phrase of one word."""
-    phrases: list[list[Span]] = []
-    for span in word_spans(tokens, is_word_char):
-        if phrases:
-            gap = tokens[phrases[-1][-1][1] : span[0]]
-            if (len(gap) <= MAX_LINK and all(is_link_char[token] for token in gap)) or (len(gap) == 1 and gap[0] in tight_links):
-                phrases[-1].append(span)
-                continue
-        phrases.append([span])
+def find_phrases(tokens: np.ndarray, spans: list[Span], is_link_char: np.ndarray, is_tight_link: np.ndarray) -> list[list[Span]]:
+    """Every phrase of ``tokens`` (token ids) whose words are ``spans`` (``word_spans``), as its
+    words' spans in reading order; a word linked to neither neighbour is a phrase of one word
+    (``is_link_char`` and ``is_tight_link`` say which ids are of ``LINK_CHARACTERS`` and of
+    ``TIGHT_LINKS``)."""
+    if not spans:
+        return []
+    starts, stops = np.asarray(spans).T
+    joined = linked_gaps(tokens, stops[:-1], starts[1:], is_link_char, is_tight_link)
+    phrases = [[spans[0]]]
+    for span, link in zip(spans[1:], joined.tolist()):
+        if link:
+            phrases[-1].append(span)
+        else:
+            phrases.append([span])
     return phrases
+
+
+def linked_gaps(tokens: np.ndarray, begins: np.ndarray, ends: np.ndarray, is_link_char: np.ndarray, is_tight_link: np.ndarray) -> np.ndarray:
+    """Whether each gap between two words, ``tokens[begins[k]:ends[k]]``, links them into one
+    phrase."""
+    links_before = np.r_[0, np.cumsum(is_link_char[tokens])]
+    lengths = ends - begins
+    all_links = links_before[ends] - links_before[begins] == lengths
+    tight = (lengths == 1) & is_tight_link[tokens[begins]]
+    return ((lengths <= MAX_LINK) & all_links) | tight
 
 
 def find_records(text: str, min_items: int) -> list[list[list[Span]]]:
