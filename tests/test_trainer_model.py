@@ -45,6 +45,16 @@ def small_model(dtype: type = np.float64, seed: int = 1) -> PolicyModel:
     return model
 
 
+def explored_texts(model: PolicyModel, prompt: list[int], n: int, max_tokens: int, rng: np.random.Generator, **shares: float) -> list[str]:
+    """The texts of ``n`` samples of ``prompt``, every one replaced by exploration (``shares``:
+    ``explore``'s case and rewrite shares)."""
+    from hermes_rl_mcp.trainer.exploration import explore
+
+    samples = generate(model, prompt, n=n, max_tokens=max_tokens, temperature=1.0, rng=rng)
+    explored = explore(model, prompt, samples, share=1.0, max_tokens=max_tokens, temperature=1.0, constraint=None, rng=rng, **shares)
+    return [TOK.decode(s.token_ids) for s in explored]
+
+
 def numeric_gradient(objective: Callable[[], float], array: np.ndarray, index: int, step: float = 1e-6) -> float:
     """The central finite difference of ``objective()`` in ``array.flat[index]``, which it leaves
     as it found it."""
@@ -1002,10 +1012,7 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     short = ("Is", "47", "or", "it")  # two of them and a space and the end token fit 6 tokens
     assert phrases == {f"{a} {b}" for a in short for b in short}
     assert "it it" in phrases and "Is it" in phrases and "it Is" in phrases
-    samples = generate(model, prompt, n=64, max_tokens=6, temperature=1.0, rng=rng)
-    texts = [TOK.decode(s.token_ids) for s in explore(
-        model, prompt, samples, share=1.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng, case_share=0.0, rewrite_share=0.0
-    )]
+    texts = explored_texts(model, prompt, 64, 6, rng, case_share=0.0, rewrite_share=0.0)
     assert set(texts) <= phrases | {"Is", "47", "even", "or", "odd", "Say", "it", "94"}
     assert 10 <= texts.count("94") <= 32  # a third of them: the prompt holds a number
     assert 10 <= sum(text in phrases for text in texts) <= 32  # half of the rest
@@ -1021,10 +1028,7 @@ def test_exploration_writes_the_prompts_words_in_other_cases_too() -> None:
     model = small_model(np.float32)
     prompt = TOK.generation_prompt([{"role": "user", "content": "Capitalize: rivet"}])
     rng = np.random.default_rng(4)
-    samples = generate(model, prompt, n=64, max_tokens=12, temperature=1.0, rng=rng)
-    texts = [TOK.decode(s.token_ids) for s in explore(
-        model, prompt, samples, share=1.0, max_tokens=12, temperature=1.0, constraint=None, rng=rng, case_share=1.0
-    )]
+    texts = explored_texts(model, prompt, 64, 12, rng, case_share=1.0)
     assert {"Rivet", "RIVET"} <= set(texts)
     words = {"rivet", "capitalize"}
     pairs = {f"{a} {b}" for a in words for b in words}
@@ -1032,6 +1036,7 @@ def test_exploration_writes_the_prompts_words_in_other_cases_too() -> None:
     assert all(text.lower() in words | pairs and text not in ("rivet", "Capitalize") for text in texts)
     # a constraint still holds: only the variants it allows are offered
     constraint = ChoiceConstraint(["Rivet", "rivet"], TOK)
+    samples = generate(model, prompt, n=64, max_tokens=12, temperature=1.0, rng=rng)
     allowed = {TOK.decode(s.token_ids) for s in explore(
         model, prompt, samples, share=1.0, max_tokens=12, temperature=1.0, constraint=constraint, rng=rng, case_share=1.0
     )}
@@ -1072,45 +1077,30 @@ def test_exploration_offers_sums_and_differences_of_the_prompts_numbers() -> Non
 def test_exploration_offers_a_list_of_the_prompts_in_new_orders() -> None:
     from itertools import permutations
 
-    from hermes_rl_mcp.trainer.exploration import explore
-
     model = small_model(np.float32)
     prompt = TOK.generation_prompt([{"role": "user", "content": "Order: fig, kiwi, plum"}])
     reorders = {", ".join(p) for p in permutations(["fig", "kiwi", "plum"])}
     rng = np.random.default_rng(3)
-    samples = generate(model, prompt, n=96, max_tokens=16, temperature=1.0, rng=rng)
-    texts = [TOK.decode(s.token_ids) for s in explore(
-        model, prompt, samples, share=1.0, max_tokens=16, temperature=1.0, constraint=None, rng=rng, case_share=0.0, rewrite_share=0.0
-    )]
+    texts = explored_texts(model, prompt, 96, 16, rng, case_share=0.0, rewrite_share=0.0)
     offered = [text for text in texts if text in reorders]
     assert 16 <= len(offered) <= 48  # a third of 96 (31.5 on average over 30 seeds, 19 to 46): the prompt holds a list
     assert len(set(offered)) >= 5  # in many orders, the list's own among them
     assert set(texts) - reorders <= {"Order", "fig", "kiwi", "plum"} | {f"{a} {b}" for a in ("Order", "fig", "kiwi", "plum") for b in ("Order", "fig", "kiwi", "plum")}
     # a reordered list longer than the reply may be is not offered
-    short = [TOK.decode(s.token_ids) for s in explore(
-        model, prompt, samples, share=1.0, max_tokens=12, temperature=1.0, constraint=None, rng=rng, case_share=0.0, rewrite_share=0.0
-    )]
+    short = explored_texts(model, prompt, 96, 12, rng, case_share=0.0, rewrite_share=0.0)
     assert not set(short) & reorders
     # a list of records offers its keys reordered: "the names from the highest score down"
     records = TOK.generation_prompt([{"role": "user", "content": "Scores: Ann 7, Bob 19, Cy 5. Rank them."}])
-    samples = generate(model, records, n=96, max_tokens=16, temperature=1.0, rng=rng)
-    texts = [TOK.decode(s.token_ids) for s in explore(
-        model, records, samples, share=1.0, max_tokens=16, temperature=1.0, constraint=None, rng=rng, case_share=0.0, rewrite_share=0.0
-    )]
+    texts = explored_texts(model, records, 96, 16, rng, case_share=0.0, rewrite_share=0.0)
     keys = {", ".join(p) for p in permutations(["Ann", "Bob", "Cy"])}
     assert 16 <= sum(text in keys for text in texts) <= 48 and len(set(texts) & keys) >= 4
 
 
 def test_exploration_rewrites_runs_of_a_phrases_words() -> None:
-    from hermes_rl_mcp.trainer.exploration import explore
-
     model = small_model(np.float32)
     prompt = TOK.generation_prompt([{"role": "user", "content": "Initials of: Laura Jean Patel, snake_case"}])
     rng = np.random.default_rng(5)
-    samples = generate(model, prompt, n=96, max_tokens=24, temperature=1.0, rng=rng)
-    texts = [TOK.decode(s.token_ids) for s in explore(
-        model, prompt, samples, share=1.0, max_tokens=24, temperature=1.0, constraint=None, rng=rng, case_share=0.0, rewrite_share=0.5
-    )]
+    texts = explored_texts(model, prompt, 96, 24, rng, case_share=0.0, rewrite_share=0.5)
     # ":" ends a phrase, so nothing joins "of" to "Laura"; "," and "_" link words
     runs = [["Initials", "of"], ["Laura", "Jean"], ["Jean", "Patel"], ["Laura", "Jean", "Patel"], ["Patel", "snake"], ["snake", "case"]]
     runs += [["Jean", "Patel", "snake"], ["Laura", "Jean", "Patel", "snake"], ["Patel", "snake", "case"], ["Jean", "Patel", "snake", "case"]]
@@ -1126,9 +1116,7 @@ def test_exploration_rewrites_runs_of_a_phrases_words() -> None:
     assert set(texts) - initials - rejoined <= words | {f"{a} {b}" for a in words for b in words}
     # with no phrase of two words, there is nothing to rewrite
     lone = TOK.generation_prompt([{"role": "user", "content": "Word: kiwi"}])
-    texts = [TOK.decode(s.token_ids) for s in explore(
-        model, lone, samples, share=1.0, max_tokens=8, temperature=1.0, constraint=None, rng=rng, case_share=0.0, rewrite_share=1.0
-    )]
+    texts = explored_texts(model, lone, 96, 8, rng, case_share=0.0, rewrite_share=1.0)
     assert set(texts) <= {"Word", "kiwi", "Word kiwi", "kiwi Word", "Word Word", "kiwi kiwi"}
 
 

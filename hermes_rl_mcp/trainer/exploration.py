@@ -55,6 +55,13 @@ it), and pushing it down would also push the policy away from the prompt's words
 to transform or reorder. So the sampler records the turns it explored (``ExploredTurns``) and
 the learner gives them no gradient from a negative advantage. Greedy requests, and the requests
 an environment makes while it evaluates (``PURPOSE_HEADER``), are never explored.
+
+The shares above are where a run starts. The sampler also records each explored turn's kind
+(a word, a pair, each in another case or not, a sum, a list, each form of rewrite), the learner
+credits each kind with how often its turns scored above their group, and each kind is then
+offered in proportion to its share plus that record (``_kind_chances``): one form of rewrite
+among six starts at a fraction of a percent of the replacements, and the task that asks for
+it would otherwise see it a few times in a run.
 """
 
 from __future__ import annotations
@@ -449,8 +456,9 @@ def explore(
     a list of the prompt's reordered, or, a share ``rewrite_share``, a run of its words
     rewritten), or else with
     probability ``rewarded_share`` by an answer from ``rewarded`` (each replacement noted in
-    ``record``). ``frequencies``, when given, counts this prompt's words, and half the words
-    and pairs of words are then drawn by their rarity."""
+    ``record``, which also weighs each kind by its record). ``frequencies``, when given,
+    counts this prompt's words, and half the words and pairs of words are then drawn by their
+    rarity."""
     if temperature <= 0 or not samples:
         return samples
     draws = rng.random(len(samples))

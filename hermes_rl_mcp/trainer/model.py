@@ -45,11 +45,11 @@ views of its context, each a bias that helps short text tasks in general:
   where the message stops" is a weight too, for a copy forwards or backwards), and by walks
   along a phrase (``LINK_FEATURES``: the word after, or before, the one whose initial was just
   written, or the one just written and linked: initials, or words rejoined, are one weight
-  each). The attended
-  mass goes through a learned copy map (the identity at first; ``M`` per token pair and ``R``
-  per code distance, shared by every character), then a case switch (a share of each letter's
-  mass sent to its other case, learned per step and as the hidden layer asks), and each
-  token's probability is multiplied by a power of the mass it receives (plus a floor). So
+  each). The attended mass goes through a learned copy map (the identity at first; ``M`` per
+  token pair and ``R`` per code distance, shared by every character), then a case switch (a
+  share of each letter's mass sent to its other case, learned per step and as the hidden layer
+  asks), and each token's probability is multiplied by a power of the mass it receives (plus a
+  floor). So
   "emit the k-th character", "emit the largest digit", "emit the next unused letter",
   "continue the word", "emit each letter transformed" or "a capital first" is a few weights to
   learn.
@@ -1099,8 +1099,8 @@ class PolicyModel:
                 prev[i, -min(len(done), PREVIOUS_TOKENS) :] = done[-PREVIOUS_TOKENS:]
                 emitted[i, done] = True
                 commas[i] = np.count_nonzero(done == self._comma)
-        reply_words = self._reply_words([np.asarray(done, dtype=np.int64) for done in generated])
-        return self._assemble(self.prompt_features(views), prompt_of, gen, step, prev, emitted, commas, reply_words)
+        last_word = self._last_reply_word([np.asarray(done, dtype=np.int64) for done in generated])
+        return self._assemble(self.prompt_features(views), prompt_of, gen, step, prev, emitted, commas, last_word)
 
     def features_for_rows(
         self, prompts: PromptFeatures, prompt_of: np.ndarray, generated: np.ndarray, images: np.ndarray | None = None
@@ -1119,11 +1119,11 @@ class PolicyModel:
         emitted = np.zeros((n, s.vocab_size), dtype=bool)
         np.put_along_axis(emitted, generated.astype(np.int64), True, axis=1)
         commas = np.count_nonzero(generated == self._comma, axis=1)
-        reply_words = self._reply_words(generated.astype(np.int64))
-        return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, commas, reply_words, images)
+        last_word = self._last_reply_word(generated.astype(np.int64))
+        return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, commas, last_word, images)
 
-    def _reply_words(self, replies: Sequence[np.ndarray]) -> np.ndarray:
-        """(N, 3) for each reply so far: the first and last tokens of its last word (-1: it
+    def _last_reply_word(self, replies: Sequence[np.ndarray]) -> np.ndarray:
+        """(N, 3) for each reply so far: the first and last tokens of its last word (-1 where it
         ends in neither a word nor a word and links), and 1 where links follow that word."""
         out = np.full((len(replies), 3), -1, dtype=np.int64)
         for row, reply in enumerate(replies):
@@ -1200,14 +1200,14 @@ class PolicyModel:
         prev: np.ndarray,
         emitted: np.ndarray,
         commas: np.ndarray,
-        reply_words: np.ndarray,
+        last_word: np.ndarray,
         images: np.ndarray | None = None,
     ) -> Features:
         """Features of rows that each follow one of ``prompts`` (``prompt_of``), from each row's
         turn so far (``prev`` (N, PREVIOUS_TOKENS): the last tokens emitted, the latest last, -1
         before the first; at the first step the prompt's last token is the previous one;
         ``commas``: how many the turn holds, so how many items of a list it has written;
-        ``reply_words``: ``_reply_words``)."""
+        ``last_word``: ``_last_reply_word``)."""
         s, o = self.shape, self._offsets
         around = prompts.neighbours[prompt_of]
         # matched whatever the case: a letter the case switch turned still continues its word
@@ -1226,7 +1226,7 @@ class PolicyModel:
                 token = prev[:, -back]
                 matched = matched & (images[:, :, k] == token[:, None]) & (token >= 0)[:, None] & valid[:, :, k]
                 runs[back - 2].append(matched)
-        follows = np.concatenate([follows, np.stack(runs[0] + runs[1], axis=2), self._walks(prompts, prompt_of, images_of, last, reply_words)], axis=2)
+        follows = np.concatenate([follows, np.stack(runs[0] + runs[1], axis=2), self._walks(prompts, prompt_of, images_of, last, last_word)], axis=2)
         capped = np.minimum(step, s.max_steps - 1)
         remaining = np.clip(prompts.message_length[prompt_of] - step + 8, 0, s.length_range - 1)
         position_rows = np.concatenate(
@@ -1269,7 +1269,7 @@ class PolicyModel:
             number_groups=self._number_groups(gen, step),
         )
 
-    def _walks(self, prompts: PromptFeatures, prompt_of: np.ndarray, images_of: np.ndarray, last: np.ndarray, reply_words: np.ndarray) -> np.ndarray:
+    def _walks(self, prompts: PromptFeatures, prompt_of: np.ndarray, images_of: np.ndarray, last: np.ndarray, last_word: np.ndarray) -> np.ndarray:
         """(N, pointer_slots, LINK_FEATURES): the scores that walk a phrase word by word
         (``LINK_FEATURES``), matched whatever the case; ``images_of`` is each token's image
         under the copy map, folded, and ``last`` the token just written, folded (-1: none)."""
@@ -1277,10 +1277,10 @@ class PolicyModel:
         links, edges = prompts.links[prompt_of], prompts.phrase_edges[prompt_of]  # (N, S, LINKS), (N, 4, MAX_PHRASES)
         links = np.where(links != PAD, images_of[links], -2)  # -2 matches nothing written
         edges = np.where(edges != PAD, images_of[edges], -2)
-        known = reply_words[:, 0] >= 0
-        first = np.where(known, self._folded[reply_words[:, 0]], -1)
-        final = np.where(known, self._folded[reply_words[:, 1]], -1)
-        linked = known & (reply_words[:, 2] == 1)
+        known = last_word[:, 0] >= 0
+        first = np.where(known, self._folded[last_word[:, 0]], -1)
+        final = np.where(known, self._folded[last_word[:, 1]], -1)
+        linked = known & (last_word[:, 2] == 1)
         written = (last >= 0)[:, None]
         out = np.zeros((len(last), s.pointer_slots, LINK_FEATURES), dtype=bool)
         for column, (a, b) in enumerate(((0, 1), (2, 3))):  # the word before, then the word after
