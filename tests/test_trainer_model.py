@@ -1426,6 +1426,7 @@ def test_phrases_are_words_joined_by_short_links_and_records_are_found_by_their_
 
     assert keys("Heights: Ana 165 cm, Ben 172 cm, Cara 158 cm.") == [[["Ana", "Ben", "Cara"]]]
     assert keys("Race: Mia 12.4 s, Leo 11.9 s and Zoe 12.1 s. Who won?") == [[["Mia", "Leo", "Zoe"]]]
+    assert keys("Trains: Leeds 10:30, York 9:15, Hull 11:05.") == [[["Leeds", "York", "Hull"]]]
     # the words before each item's number are offered too, where they are more than its first
     assert keys("Prices: milk $2.49, ice cream $1.99, eggs $3.20.") == [[["milk", "ice", "eggs"], ["milk", "ice cream", "eggs"]]]
     assert keys("Ann 7, Bob 9") == []  # two records are not a list

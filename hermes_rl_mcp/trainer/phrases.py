@@ -89,6 +89,7 @@ def find_records(text: str, min_items: int) -> list[list[list[Span]]]:
     return found
 
 
-_CLAUSE = re.compile(r"(?:[^.?!;:\n]|\.(?=\d))+")  # a point between digits is a decimal point, not a break
+# a point or a colon before a digit is a decimal point or a time's ("12.4", "10:30"), not a break
+_CLAUSE = re.compile(r"(?:[^.?!;:\n]|[.:](?=\d))+")
 _SEPARATOR = re.compile(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+")
 _WORD = re.compile(r"[A-Za-z0-9]+")
