@@ -249,6 +249,12 @@ def test_a_training_request_explores_prompt_words_and_an_evaluation_never_does(s
         explorable = words | phrases | {"94"}  # 94: the number with itself, a sum of the prompt's numbers
         # and each of those in another case: all lowercase, all capitals, swapped, the first letter swapped
         explorable |= {case for text in explorable for case in (text.lower(), text.upper(), text.swapcase(), text[:1].swapcase() + text[1:])}
+        # and two to four of the phrase's words in a row: their initials, reversed, or joined by
+        # nothing as they are, in lowercase or in capitals
+        order = ["Is", "47", "even", "or", "odd"]
+        runs = [order[at : at + size] for size in (2, 3, 4) for at in range(len(order) - size + 1)]
+        explorable |= {"".join(word[0] for word in run) for run in runs} | {" ".join(run[::-1]) for run in runs}
+        explorable |= {case("".join(run)) for run in runs for case in (str, str.lower, str.upper)}
         assert set(trained) <= explorable and explored_in_training > 0
         assert len(evaluated) == 8 and len(holder.explored) == explored_in_training
         assert not set(evaluated) <= explorable  # the untrained policy's own samples
