@@ -155,7 +155,7 @@ class ExploredTurns:
     def credit(self, batch: TokenBatch) -> None:
         """Count the batch's explored turns per kind, and those whose sequence scored above its
         group."""
-        for turn, sequence in _first_positions(batch):
+        for turn, row in batch.first_rows().items():
             kind = self._turns.get(self._key(*batch.turns[turn]))
             if kind is None:
                 continue
@@ -163,7 +163,7 @@ class ExploredTurns:
                 for name in counts:
                     counts[name] *= CREDIT_DECAY
             self._tries[kind] += 1.0
-            self._wins[kind] += float(batch.sequence_advantages[sequence] > 0)
+            self._wins[kind] += float(batch.sequence_advantages[batch.sequence_index[row]] > 0)
 
     def records(self) -> dict[str, float]:
         """Each kind's recent record: the share of its samples that scored above their group
@@ -185,8 +185,8 @@ class RewardedAnswers:
 
     def add_from(self, batch: TokenBatch) -> None:
         """Every turn of the batch's sequences whose advantage is positive."""
-        for turn, sequence in _first_positions(batch):
-            if batch.sequence_advantages[sequence] > 0:
+        for turn, row in batch.first_rows().items():
+            if batch.sequence_advantages[batch.sequence_index[row]] > 0:
                 self.add(batch.turns[turn][1])
 
     def add(self, answer: Sequence[int]) -> None:
@@ -202,14 +202,6 @@ class RewardedAnswers:
 
     def __len__(self) -> int:
         return len(self._answers)
-
-
-def _first_positions(batch: TokenBatch) -> list[tuple[int, int]]:
-    """Each turn of ``batch`` once, with the sequence it belongs to."""
-    seen: dict[int, int] = {}
-    for turn, sequence in zip(batch.turn_of, batch.sequence_index):
-        seen.setdefault(turn, sequence)
-    return list(seen.items())
 
 
 class WordFrequencies:

@@ -53,6 +53,13 @@ class TokenBatch:
     turn_of: list[int] = field(default_factory=list)  # per position: its turn in ``turns``
     turns: list[tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)  # (prompt, turn tokens)
 
+    def first_rows(self) -> dict[int, int]:
+        """Each turn (its index in ``turns``) with the first position trained on in it."""
+        rows: dict[int, int] = {}
+        for row, turn in enumerate(self.turn_of):
+            rows.setdefault(turn, row)
+        return rows
+
     def allowed_matrix(self, vocab_size: int) -> np.ndarray | None:
         """(positions, V) masks, all-true where unconstrained; None when no position is constrained."""
         if all(mask is None for mask in self.allowed):

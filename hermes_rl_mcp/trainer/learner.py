@@ -164,11 +164,8 @@ def rewarded_integers(batch: TokenBatch, prompt_of: np.ndarray, tokenizer: CharT
     the policy wrote them, besides the policy gradient each of their tokens gets. Replies that
     scored below their group add nothing: a wrong answer says where the value is not, not where
     it is, and the path's samples near a wrong value already teach it through their tokens."""
-    first_rows: dict[int, int] = {}
-    for row, turn in enumerate(batch.turn_of):
-        first_rows.setdefault(turn, row)
     prompts, values, weights = [], [], []
-    for turn, row in first_rows.items():
+    for turn, row in batch.first_rows().items():
         advantage = batch.sequence_advantages[batch.sequence_index[row]]
         text = tokenizer.decode([token for token in batch.turns[turn][1] if token != END])
         if advantage > 0 and INTEGER.fullmatch(text) and abs(int(text)) <= NUMBER_RANGE:
