@@ -1114,6 +1114,9 @@ def test_exploration_rewrites_runs_of_a_phrases_words() -> None:
     rejoined |= reversed_runs
     words = {"Initials", "of", "Laura", "Jean", "Patel", "snake", "case"}
     assert set(texts) - initials - rejoined <= words | {f"{a} {b}" for a in words for b in words}
+    # a rewrite too long for the reply gives way to a word that fits: every sample is explored
+    texts = explored_texts(model, prompt, 96, 4, rng, case_share=0.0, rewrite_share=1.0)
+    assert set(texts) <= {text for text in initials if len(text) <= 3} | {"of"} and "of" in texts
     # with no phrase of two words, there is nothing to rewrite
     lone = TOK.generation_prompt([{"role": "user", "content": "Word: kiwi"}])
     texts = explored_texts(model, lone, 96, 8, rng, case_share=0.0, rewrite_share=1.0)

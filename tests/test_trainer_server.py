@@ -245,7 +245,9 @@ def test_a_training_request_explores_prompt_words_and_an_evaluation_never_does(s
     try:
         trained, explored_in_training, evaluated = anyio.run(both)
         words = {"Is", "47", "even", "or", "odd"}
-        phrases = {f"{a} {b}" for a in words for b in words if len(a) + len(b) <= 4}  # fit 6 tokens; "or or" too
+        # two words joined by a space, or by nothing (rare pairs, once words are counted), that fit
+        # 6 tokens with the end token
+        phrases = {f"{a}{join}{b}" for a in words for b in words for join in ("", " ") if len(a + join + b) <= 5}
         explorable = words | phrases | {"94"}  # 94: the number with itself, a sum of the prompt's numbers
         # and each of those in another case: all lowercase, all capitals, swapped, the first letter swapped
         explorable |= {case for text in explorable for case in (text.lower(), text.upper(), text.swapcase(), text[:1].swapcase() + text[1:])}

@@ -493,6 +493,8 @@ def explore(
                 if kind.endswith("_cased"):
                     variants = _fitting(_case_variants(model, pick), max_tokens, constraint)
                     pick = variants[int(rng.integers(len(variants)))] if variants else pick
+            if not _fitting([pick], max_tokens, constraint) and words:  # too long: a word instead
+                pick, kind = words[int(rng.integers(len(words)))], "word"
             if _fitting([pick], max_tokens, constraint):
                 chosen.append(int(index))
                 picks.append(pick)
