@@ -27,7 +27,7 @@ from starlette.routing import Route
 from hermes_rl_mcp.metrics_log import read_metrics
 from hermes_rl_mcp.trainer.checkpoints import load_checkpoint, save_checkpoint
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
-from hermes_rl_mcp.trainer.grpo import BatchError, clipped_objective, flatten_groups, group_advantages
+from hermes_rl_mcp.trainer.grpo import DUAL_CLIP, BatchError, clipped_objective, flatten_groups, group_advantages
 from hermes_rl_mcp.trainer.learner import INPUT_DECAY, Learner
 from hermes_rl_mcp.trainer.model import PolicyModel
 from hermes_rl_mcp.trainer.sampling import generate
@@ -87,6 +87,20 @@ def test_importance_ratio_uses_the_stale_logprobs_and_clips() -> None:
     bumped[2] += 1e-6
     up = clipped_objective(bumped, behaviour, advantages, clip_epsilon=0.2, normalizer=1.0).loss
     assert (up - result.loss) / 1e-6 == pytest.approx(result.dlogp[2], rel=1e-4)
+
+
+def test_a_negative_advantage_stops_pushing_once_the_ratio_passes_the_dual_clip() -> None:
+    """A token sampled at probability 0.001 that the policy now gives 0.5, in a sequence that
+    scored below its group: plain PPO-clip would push it down with weight 500."""
+    logp = np.log(np.array([0.5, 0.5, 0.5]))
+    behaviour = np.log(np.array([0.001, 0.25, 0.001]))  # ratios 500, 2, 500
+    advantages = np.array([-1.0, -1.0, 1.0])
+    result = clipped_objective(logp, behaviour, advantages, clip_epsilon=0.2, normalizer=1.0)
+    # beyond the bound: no gradient, and the objective is DUAL_CLIP * A; below it, -r * A as
+    # before; a positive advantage is clipped at 1 + eps as before
+    np.testing.assert_allclose(result.dlogp, [0.0, 2.0, 0.0])
+    assert result.loss == pytest.approx(-(DUAL_CLIP * -1.0 + 2.0 * -1.0 + 1.2))
+    assert np.isfinite(result.loss) and abs(result.loss) < 10
 
 
 def test_a_negative_advantage_does_not_push_a_shielded_token_down() -> None:

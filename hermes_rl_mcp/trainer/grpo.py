@@ -23,6 +23,10 @@ from hermes_rl_mcp.trainer.constraints import ConstraintError, constraint_from_p
 from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
 
 
+# Dual-clip PPO's bound on a negative advantage's importance ratio (Ye et al., 2020, use 3).
+DUAL_CLIP = 3.0
+
+
 def group_advantages(scores: Sequence[float], *, normalize: bool = True, eps: float = 1e-6) -> np.ndarray:
     """Each score minus the group mean, divided by the group's standard deviation when
     ``normalize``; a group whose scores are all equal gets zero advantages."""
@@ -188,6 +192,10 @@ def clipped_objective(
     ``normalizer`` (the number of sequences), plus ``kl_coef`` times the k3 estimate of
     KL(pi || ref) on the same tokens when a reference is given.
 
+    Where ``A < 0`` the objective is also bounded below by ``DUAL_CLIP * A`` (dual-clip PPO):
+    a token the sampler found unlikely that the policy has since come to favour would otherwise
+    be pushed down with weight ``r``, which reaches thousands when rollouts lag the policy.
+
     Positions where ``shielded`` is true get no gradient from a negative advantage (the
     learner shields tokens the policy already rejects, and samples it did not choose).
     """
@@ -197,8 +205,11 @@ def clipped_objective(
     unclipped = ratio * advantages
     clipped = np.clip(ratio, 1.0 - clip_epsilon, 1.0 + clip_epsilon) * advantages
     objective = np.minimum(unclipped, clipped)
-    # The gradient flows only where the unclipped term is the minimum.
-    active = unclipped <= clipped
+    floor = DUAL_CLIP * advantages
+    bounded = (advantages < 0) & (objective < floor)
+    objective = np.where(bounded, floor, objective)
+    # The gradient flows only where the unclipped term is the minimum and above the floor.
+    active = (unclipped <= clipped) & ~bounded
     if shielded is not None:
         active &= (advantages >= 0) | ~shielded
     dlogp = np.where(active, -unclipped, 0.0) / normalizer
