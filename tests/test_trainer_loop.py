@@ -141,6 +141,16 @@ def test_the_learner_shields_explored_turns_and_unlikely_tokens_from_negative_ad
     assert learner._shielded(batch, unlikely)[-1]
 
 
+def test_the_entropy_floor_loosens_only_sure_positions_of_sequences_that_did_not_score_above_their_group() -> None:
+    from hermes_rl_mcp.trainer.learner import below_entropy_floor
+
+    sure, unsure = [0.99, 0.005, 0.005], [0.5, 0.3, 0.2]
+    probs = np.array([sure, sure, sure, unsure, unsure])
+    advantages = np.array([1.2, -0.8, 0.0, -0.8, 1.2])
+    # a sure position of a sequence that scored above its group keeps what it learned
+    assert below_entropy_floor(probs, advantages, 0.3).tolist() == [False, True, True, False, False]
+
+
 def test_the_number_path_learns_from_the_integers_that_scored_above_their_group() -> None:
     from hermes_rl_mcp.trainer.learner import rewarded_integers
 

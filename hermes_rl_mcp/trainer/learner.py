@@ -122,10 +122,7 @@ class Learner:
             if cfg.entropy_coef > 0:  # maximising entropy = minimising -coef * H
                 entropy_weight = np.full(len(targets), -cfg.entropy_coef / sequences, dtype=self.model.dtype)
             if cfg.entropy_floor > 0:
-                # Positions about to become deterministic get an entropy bonus: once a policy
-                # is sure of one answer for every prompt, groups score alike and their
-                # advantages are zero, so nothing would teach it the answers it stopped trying.
-                below = _entropies(cache.probs) < cfg.entropy_floor
+                below = below_entropy_floor(cache.probs, advantages, cfg.entropy_floor)
                 bonus = np.where(below, -ENTROPY_FLOOR_WEIGHT / sequences, 0.0).astype(self.model.dtype)
                 entropy_weight = bonus if entropy_weight is None else entropy_weight + bonus
             grads = self.model.backward(cache, targets, result.dlogp.astype(self.model.dtype), entropy_weight, rewarded)
@@ -173,6 +170,17 @@ def rewarded_integers(batch: TokenBatch, prompt_of: np.ndarray, tokenizer: CharT
             values.append(float(int(text)))
             weights.append(-advantage / normalizer)
     return RewardedIntegers(np.asarray(prompts, dtype=np.int64), np.asarray(values), np.asarray(weights))
+
+
+def below_entropy_floor(probs: np.ndarray, advantages: np.ndarray, floor: float) -> np.ndarray:
+    """The positions that get the entropy-floor bonus: those about to become certain, in a
+    sequence that scored at or below its group's mean.
+
+    Once a policy is sure of one answer for every prompt, groups score alike and their
+    advantages are zero, so nothing would teach it the answers it stopped trying; the bonus
+    keeps a position it is growing sure of, wrongly, from becoming certain. A sequence that
+    scored above its group gets none: there the bonus would only loosen an answer learned."""
+    return (_entropies(probs) < floor) & (advantages <= 0)
 
 
 def _mean_entropy(probs: np.ndarray) -> float:
