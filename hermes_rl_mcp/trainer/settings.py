@@ -19,11 +19,10 @@ class TrainerConfig(BaseModel):
     temperature: float = Field(1.0, gt=0, le=5, description="Sampling temperature.")
     kl_coef: float = Field(0.0, ge=0, le=10, description="KL penalty weight (0: off).")
     entropy_coef: float = Field(0.0, ge=0, le=10, description="Weight of an entropy bonus.")
+    # The bonus goes only to sequences that did not score above their group (learner.below_entropy_floor);
+    # the description stays short: the whole config is sent to the agent's model.
     entropy_floor: float = Field(
-        0.3,
-        ge=0,
-        le=5,
-        description="Entropy (nats) below which a position gets a bonus, in a sequence that did not score above its group (0: off).",
+        0.3, ge=0, le=5, description="Entropy (nats) below which a position gets a bonus (0: off)."
     )
     explore_prompt_words: float = Field(
         0.1, ge=0, le=1, description="Share of samples replaced by prompt words (0: off)."
