@@ -155,7 +155,7 @@ class ExploredTurns:
     def credit(self, batch: TokenBatch) -> None:
         """Count the batch's explored turns per kind, and those whose sequence scored above its
         group."""
-        for turn, row in batch.first_rows().items():
+        for turn, _, advantage in batch.turn_starts():
             kind = self._turns.get(self._key(*batch.turns[turn]))
             if kind is None:
                 continue
@@ -163,7 +163,7 @@ class ExploredTurns:
                 for name in counts:
                     counts[name] *= CREDIT_DECAY
             self._tries[kind] += 1.0
-            self._wins[kind] += float(batch.sequence_advantages[batch.sequence_index[row]] > 0)
+            self._wins[kind] += float(advantage > 0)
 
     def records(self) -> dict[str, float]:
         """Each kind's recent record: the share of its samples that scored above their group
@@ -185,8 +185,8 @@ class RewardedAnswers:
 
     def add_from(self, batch: TokenBatch) -> None:
         """Every turn of the batch's sequences whose advantage is positive."""
-        for turn, row in batch.first_rows().items():
-            if batch.sequence_advantages[batch.sequence_index[row]] > 0:
+        for turn, _, advantage in batch.turn_starts():
+            if advantage > 0:
                 self.add(batch.turns[turn][1])
 
     def add(self, answer: Sequence[int]) -> None:
@@ -493,12 +493,13 @@ def explore(
                 if kind.endswith("_cased"):
                     variants = _fitting(_case_variants(model, pick), max_tokens, constraint)
                     pick = variants[int(rng.integers(len(variants)))] if variants else pick
-            if not _fitting([pick], max_tokens, constraint) and words:  # too long: a word instead
+            if not _fitting([pick], max_tokens, constraint):  # too long, or not allowed: a word instead
+                if not words:
+                    continue
                 pick, kind = words[int(rng.integers(len(words)))], "word"
-            if _fitting([pick], max_tokens, constraint):
-                chosen.append(int(index))
-                picks.append(pick)
-                kinds_of.append(kind)
+            chosen.append(int(index))
+            picks.append(pick)
+            kinds_of.append(kind)
     offered = np.flatnonzero((draws >= share) & (draws < share + rewarded_share))
     answers = rewarded.fitting(max_tokens, constraint) if rewarded is not None and offered.size else []
     for index in offered if answers else ():

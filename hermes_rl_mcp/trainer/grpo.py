@@ -57,12 +57,13 @@ class TokenBatch:
     turn_of: list[int] = field(default_factory=list)  # per position: its turn in ``turns``
     turns: list[tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)  # (prompt, turn tokens)
 
-    def first_rows(self) -> dict[int, int]:
-        """Each turn (its index in ``turns``) with the first position trained on in it."""
+    def turn_starts(self) -> list[tuple[int, int, float]]:
+        """Each turn once: its index in ``turns``, the first position trained on in it, and its
+        sequence's advantage."""
         rows: dict[int, int] = {}
         for row, turn in enumerate(self.turn_of):
             rows.setdefault(turn, row)
-        return rows
+        return [(turn, row, self.sequence_advantages[self.sequence_index[row]]) for turn, row in rows.items()]
 
     def allowed_matrix(self, vocab_size: int) -> np.ndarray | None:
         """(positions, V) masks, all-true where unconstrained; None when no position is constrained."""

@@ -162,8 +162,7 @@ def rewarded_integers(batch: TokenBatch, prompt_of: np.ndarray, tokenizer: CharT
     scored below their group add nothing: a wrong answer says where the value is not, not where
     it is, and the path's samples near a wrong value already teach it through their tokens."""
     prompts, values, weights = [], [], []
-    for turn, row in batch.first_rows().items():
-        advantage = batch.sequence_advantages[batch.sequence_index[row]]
+    for turn, row, advantage in batch.turn_starts():
         text = tokenizer.decode([token for token in batch.turns[turn][1] if token != END])
         if advantage > 0 and INTEGER.fullmatch(text) and abs(int(text)) <= NUMBER_RANGE:
             prompts.append(int(prompt_of[row]))
