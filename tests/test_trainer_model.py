@@ -9,7 +9,7 @@ import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
 from hermes_rl_mcp.trainer.model import (
-    BIAS_INPUT, COMPARISONS, GAINS, HEADS, REPEAT_STEP, SIGNS, STATISTICS, PolicyModel, ViewCache,
+    BIAS_INPUT, COMPARISONS, GAINS, HEADS, LEVELS_STEP, NUMBER_LEVELS, REPEAT_STEP, SIGNS, STATISTICS, PolicyModel, ViewCache,
 )
 from hermes_rl_mcp.trainer.numbers import RewardedIntegers, read_numbers
 from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
@@ -481,6 +481,27 @@ def test_the_inputs_hold_the_sign_of_each_number() -> None:
     assert signs("Which quadrant is (-3, 41) in?") == [-1, 1, 0, 0, 0, 0, 0, 0]
     assert signs("From 1961-1994, or 7 - 2?") == [1, 1, 1, 1, 0, 0, 0, 0]  # hyphens and a minus apart
     assert signs("No numbers.") == [0] * SIGNS
+
+
+def test_a_numbers_size_reaches_the_hidden_layer_the_same_wherever_the_number_stands() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    eighteen = int(np.searchsorted(NUMBER_LEVELS, 18.0))
+    model.params["U_level"][0, eighteen] = np.arange(8.0)  # the first number's level 18
+
+    def level_inputs(text: str) -> list[float]:
+        prompt = TOK.generation_prompt([{"role": "user", "content": text}])
+        return model._level_inputs(model.features([prompt], [[]])).ravel().tolist()
+
+    # whatever the name before it, and so whichever slots its digits fall in, a number of 18 or
+    # more gets the level's row, and one below it does not
+    assert level_inputs("Jo is 18. Child, teen or adult?") == level_inputs("Bartholomew is 41. Child, teen or adult?") == list(np.arange(8.0))
+    assert level_inputs("Bartholomew is 17. Child, teen or adult?") == [0.0] * 8
+    assert level_inputs("Jo is -18.5 today") == list(np.arange(8.0))  # the magnitude: the sign is its own input
+    # the batch's largest number reaches 70 levels of the first slot: they share LEVELS_STEP levels' step
+    prompts = [TOK.generation_prompt([{"role": "user", "content": t}]) for t in ("Jo is 70", "Al is 3 and 500")]
+    scales = model.step_scales(model.features(prompts, [[], []]))["U_level"].ravel()
+    assert scales[0] == pytest.approx(LEVELS_STEP / 70) and scales[1] == pytest.approx(LEVELS_STEP / int(np.searchsorted(NUMBER_LEVELS, 500.0, side="right")))
+    assert scales[2] == 1.0  # no number there
 
 
 def test_the_inputs_say_which_words_of_the_last_message_earlier_messages_spoke_of() -> None:

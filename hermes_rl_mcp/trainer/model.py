@@ -165,7 +165,7 @@ COMMON_ROWS_STEP = 8.0
 HIDDEN_NORM_FLOOR = 1e-4
 # Raised when a change alters what the parameters mean or which parameters there are, so a
 # checkpoint saved before it is refused with that reason rather than misread.
-MODEL_REVISION = 8
+MODEL_REVISION = 9
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -213,6 +213,18 @@ COMPARISONS = 2 * len(NUMBER_PAIRS)
 # The hidden layer reads the sign of each number of the last message and of the opening (+1,
 # -1, 0 where none): which side of zero a number lies on is one input, whatever its digits.
 SIGNS = NUMBER_SLOTS
+# Each number's size as a thermometer (``U_level``): for every level, whether the magnitude of
+# the number at each of the NUMBER_SLOTS reaches it, each level a row of weights added to the
+# hidden layer's inputs. A unit then reads a learned step function of the value wherever the
+# number stands, so "18 or more" is a weight at one level; the digits' rows are per character
+# slot, and a longer name before the number moves its digits to other slots. Every integer to
+# 128, then levels 1/32 apart in ratio up to about a million.
+NUMBER_LEVELS = np.concatenate([np.arange(1.0, 129.0), 128.0 * (1.0 + 1.0 / 32.0) ** np.arange(1, 292)])
+# A number adds the weights of every level below it, and Adam moves each by about the learning
+# rate: at a full step each, a number of 100 would move its units a hundred times as fast as an
+# input row does (as the rows every prompt holds did: COMMON_ROWS_STEP). Per slot, the levels
+# share this many levels' worth of step among as many as the batch's largest number reaches.
+LEVELS_STEP = 8.0
 # Arrays kept with the parameters (checkpointed and copied with them) that no gradient moves:
 # the mean tally of the prompts trained on, and how many prompts that mean is over (``observe``).
 STATISTICS = ("N_tally_mean", "N_tally_seen")
@@ -655,6 +667,7 @@ class PolicyModel:
             "N_tally_seen": np.zeros(1),
             "N_spread": np.full(1, np.log(NUMBER_SPREAD_PRIOR)),
             "N_mix": np.full(shape.max_steps, np.log(NUMBER_MIX_PRIOR / (1.0 - NUMBER_MIX_PRIOR))),
+            "U_level": np.zeros((NUMBER_SLOTS, len(NUMBER_LEVELS), h)),  # per number slot and level
         }
         # A recency prior, as in ALiBi: the pointer starts out favouring the prompt's last
         # tokens, falling off linearly with distance; the last message's start view starts below
@@ -1342,6 +1355,7 @@ class PolicyModel:
         split = feats.prompt_dense.shape[1]
         per_prompt = p["W_in"][feats.prompt_rows].sum(axis=1) + feats.prompt_dense @ p["U"][:split]
         per_prompt += feats.repeats @ p["U_same"]
+        per_prompt += self._level_inputs(feats)
         summed = per_prompt[feats.prompt_of] + p["W_in"][feats.position_rows].sum(axis=1) + feats.position_dense @ p["U"][split:]
         spread = np.sqrt(summed.var(axis=1, keepdims=True) + HIDDEN_NORM_FLOOR)
         normed = (summed - summed.mean(axis=1, keepdims=True)) / spread
@@ -1379,6 +1393,21 @@ class PolicyModel:
             feats, normed, spread, pre, hidden, attention, by_count, by_word_count, attended, copy_map, copied, switch, switched, gate, pointer_gain, text_probs,
             number_shares, mixture.share, mixture.number_probs, probs, mixture.log_probs, temperature,
         )
+
+    def _level_inputs(self, feats: Features) -> np.ndarray:
+        """(P, hidden): each prompt's sum of ``U_level``'s rows for the levels its numbers reach."""
+        weights = self.params["U_level"]
+        table = np.zeros((NUMBER_SLOTS, len(NUMBER_LEVELS) + 1, weights.shape[2]), dtype=weights.dtype)
+        np.cumsum(weights, axis=1, out=table[:, 1:])  # table[k, i]: slot k's rows below level i summed
+        return table[np.arange(NUMBER_SLOTS), _levels_reached(feats.numbers)].sum(axis=1)
+
+    def _level_grads(self, feats: Features, dprompt: np.ndarray) -> np.ndarray:
+        """``U_level``'s gradient: a level's row gets the gradients of the prompts whose number reaches it."""
+        levels = len(NUMBER_LEVELS) + 1
+        reached = _levels_reached(feats.numbers) + np.arange(NUMBER_SLOTS) * levels
+        per_level = _rows_sum(reached.ravel(), np.repeat(dprompt, NUMBER_SLOTS, axis=0), (NUMBER_SLOTS * levels, dprompt.shape[1]))
+        per_level = per_level.reshape(NUMBER_SLOTS, levels, -1)
+        return np.cumsum(per_level[:, ::-1], axis=1)[:, ::-1][:, 1:]  # the prompts reaching level j or above
 
     def _case_switch(self, feats: Features, hidden: np.ndarray) -> np.ndarray:
         """(N,): the share of each copied letter's mass sent to its other case at each position."""
@@ -1444,6 +1473,7 @@ class PolicyModel:
         return {
             "W_in": self._input_step_scales(feats.prompt_rows),
             "U_same": np.where(varies, REPEAT_STEP, 1.0)[:, None],
+            "U_level": np.minimum(1.0, LEVELS_STEP / np.maximum(_levels_reached(feats.numbers).max(axis=0, initial=0), 1))[:, None, None],
             "N_bias": step_scales(np.full(len(diffs), BIAS_INPUT), one_weight, 1, spread),
             "N_place": step_scales(x, place, NUMBER_SLOTS, spread),
             "N_before": step_scales(x, before, v, spread),
@@ -1638,6 +1668,7 @@ class PolicyModel:
         dprompt = _rows_sum(feats.prompt_of, dsummed, (feats.prompt_rows.shape[0], dsummed.shape[1]))
         grads["U"] = np.concatenate([feats.prompt_dense.T @ dprompt, feats.position_dense.T @ dsummed])
         grads["U_same"] = feats.repeats.T @ dprompt
+        grads["U_level"] = self._level_grads(feats, dprompt)
         rows = np.concatenate([feats.prompt_rows.ravel(), feats.position_rows.ravel()])
         values = np.concatenate(
             [np.repeat(dprompt, feats.prompt_rows.shape[1], axis=0), np.repeat(dsummed, feats.position_rows.shape[1], axis=0)]
@@ -1817,6 +1848,11 @@ def _hash_rows(keys: np.ndarray, rows: int) -> np.ndarray:
     """A fixed multiplicative hash of non-negative integer keys into ``rows`` buckets."""
     mixed = (keys.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(29)
     return (mixed % np.uint64(rows)).astype(np.int64)
+
+
+def _levels_reached(numbers: np.ndarray) -> np.ndarray:
+    """(P, NUMBER_SLOTS) int: how many of ``NUMBER_LEVELS`` each number's magnitude reaches."""
+    return np.searchsorted(NUMBER_LEVELS, np.abs(numbers), side="right")
 
 
 def _rows_sum(index: np.ndarray, values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
