@@ -504,6 +504,32 @@ def test_a_numbers_size_reaches_the_hidden_layer_the_same_wherever_the_number_st
     assert scales[2] == 1.0  # no number there
 
 
+def test_the_pointer_reads_a_words_neighbours_and_whether_the_last_message_names_them() -> None:
+    from hermes_rl_mcp.trainer.model import NEAR_OFFSETS
+
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    s = model.shape
+    opening, earlier = s.window + s.message_slots, s.window + 2 * s.message_slots  # the views' first slots
+    column = {offset: k for k, offset in enumerate(NEAR_OFFSETS)}
+    # at a word's first character, each neighbour's word, by its offset
+    text = "9am free, 10:30am busy, 2pm free."
+    view = model.prompt_view(TOK.generation_prompt([{"role": "user", "content": text}]))
+    at = {word: s.window + text.index(word) for word in ("9am", "free", "10:30am", "busy", "2pm")}
+    assert view.near_keys[at["9am"], column[1]] == view.near_keys[at["2pm"], column[1]] == column[1] * s.word_rows + view.word_keys[at["free"]]
+    assert view.near_keys[at["10:30am"], column[2]] == column[2] * s.word_rows + view.word_keys[at["busy"]]  # "10", "30am", "busy"
+    assert view.near_keys[at["9am"], column[-1]] == -1 and view.near_keys[at["9am"] + 1, column[1]] == -1  # none before; not a word's start
+    # the value told beside the key the last message asks about is marked, whichever message told it
+    conversation = [
+        {"role": "user", "content": "I'm seeing Ana on Tuesday. Reply OK."}, {"role": "assistant", "content": "OK"},
+        {"role": "user", "content": "I'm also seeing Ben on Friday. Reply OK."}, {"role": "assistant", "content": "OK"},
+        {"role": "user", "content": "Which day am I seeing Ana?"},
+    ]
+    view = model.prompt_view(TOK.generation_prompt(conversation))
+    asked = view.marked[:, 8 + column[-2]]
+    assert asked[opening + conversation[0]["content"].index("Tuesday")] == 1.0  # "Ana on Tuesday"
+    assert asked[earlier + conversation[2]["content"].index("Friday")] == 0.0  # "Ben on Friday"
+
+
 def test_the_inputs_say_which_words_of_the_last_message_earlier_messages_spoke_of() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
     words = model.shape.bag_words
@@ -1027,6 +1053,10 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     ])
     words = [TOK.decode(w) for w in prompt_words(model, longer, max_tokens=9, constraint=None)]
     assert words == ["Remember", "plum", "And", "pear", "Which", "fruit"]
+    # a run between spaces with marks inside is one word too, less the punctuation at its ends
+    calendar = TOK.generation_prompt([{"role": "user", "content": "Free at 10:30am, (555) 123-4567 or O'Neil's e-mail?"}])
+    words = [TOK.decode(w) for w in prompt_words(model, calendar, max_tokens=12, constraint=None)]
+    assert words == ["Free", "at", "10", "30am", "10:30am", "555", "123", "4567", "123-4567", "or", "O", "Neil", "s", "O'Neil's", "e", "mail", "e-mail"]
     # two words in either order, or one word twice, when they fit: answers that join, reorder
     # or repeat the prompt's words
     phrases = {TOK.decode(w) for w in prompt_phrases(model, prompt, max_tokens=6, constraint=None)}
@@ -1133,7 +1163,7 @@ def test_exploration_rewrites_runs_of_a_phrases_words() -> None:
     assert 4 <= sum(text in rejoined for text in texts) <= 20
     assert {"LJP", "Patel Jean Laura", "laura_jean_patel", "LAURAJEAN"} & set(texts)
     rejoined |= reversed_runs
-    words = {"Initials", "of", "Laura", "Jean", "Patel", "snake", "case"}
+    words = {"Initials", "of", "Laura", "Jean", "Patel", "snake", "case", "snake_case"}  # a run between spaces is one word too
     assert set(texts) - initials - rejoined <= words | {f"{a} {b}" for a in words for b in words}
     # a rewrite too long for the reply gives way to a word that fits: every sample is explored
     texts = explored_texts(model, prompt, 96, 4, rng, case_share=0.0, rewrite_share=1.0)

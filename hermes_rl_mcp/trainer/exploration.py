@@ -363,21 +363,34 @@ def _drawn(candidates: list[list[int]], weights: np.ndarray, max_tokens: int, co
 def _words(model: PolicyModel, prompt: Sequence[int]) -> list[list[int]]:
     """The distinct words of the messages the policy reads from their start (the prompt's last
     message and, in a conversation, its first and the user's message before the last), in
-    reading order."""
+    reading order: each maximal run of letters and digits, and each run of characters between
+    spaces whose inside holds other characters ("10:30am", "3.50", "e-mail", "O'Neil"), less
+    the punctuation at its ends. Such a run is one item to the person who wrote it, and an
+    answer that copies it is otherwise found only as words joined by each of its marks."""
     messages: list[int] = []
     for message in _messages(prompt):
         messages += [*message, END]
     tokenizer = model.tokenizer
+    texts = [tokenizer.token_text(token) if token >= tokenizer.first_char_id else " " for token in [*messages, END]]
     words: list[list[int]] = []
     run: list[int] = []
-    for token in [*messages, END]:
-        text = tokenizer.token_text(token) if token >= tokenizer.first_char_id else ""
+    chunk: list[int] = []  # where the run of characters between spaces started
+    for at, text in enumerate(texts):
         if text.isalnum():
-            run.append(token)
+            run.append(messages[at])
+        elif run:
+            if run not in words:
+                words.append(run)
+            run = []
+        if not text.isspace():
+            chunk.append(at)
             continue
-        if run and run not in words:
-            words.append(run)
-        run = []
+        inside = [k for k in chunk if texts[k].isalnum()]
+        if inside and any(not texts[k].isalnum() for k in range(inside[0], inside[-1])):
+            marked = messages[inside[0] : inside[-1] + 1]
+            if marked not in words:
+                words.append(marked)
+        chunk = []
     return words
 
 

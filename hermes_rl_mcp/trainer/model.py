@@ -136,7 +136,7 @@ GAINS = {
     "P_order": 10.0, "P_mark": 10.0,
     "M": 10.0, "R": 60.0, "C": 10.0, "C_word": 10.0, "P_case": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
-    "Q_pos": 1.0, "Q_key": 1.0, "Q_case": 1.0, "Q_word": 1.0, "P_word": 10.0, "Q_place": 1.0, "P_place": 10.0,
+    "Q_pos": 1.0, "Q_key": 1.0, "Q_case": 1.0, "Q_word": 1.0, "P_word": 10.0, "Q_place": 1.0, "P_place": 10.0, "P_near": 10.0,
     # The number path's value weights, the log of its spread and its share (a logit) per step.
     "N_place": 10.0, "N_before": 10.0, "N_after": 10.0, "N_word": 10.0, "N_bias": 10.0, "N_diff": 10.0, "N_lone": 10.0, "N_tally": 10.0, "N_spread": 15.0, "N_mix": 10.0,
 }
@@ -165,7 +165,7 @@ COMMON_ROWS_STEP = 8.0
 HIDDEN_NORM_FLOOR = 1e-4
 # Raised when a change alters what the parameters mean or which parameters there are, so a
 # checkpoint saved before it is refused with that reason rather than misread.
-MODEL_REVISION = 9
+MODEL_REVISION = 10
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -185,7 +185,14 @@ PLACE_KEYS = (HEADS + 1) * WORD_PLACES
 # AFFIX_LONG characters with another, different word of its message. So "the third letter",
 # "the name given twice" or "the word that ends like this one" is one weight.
 AFFIX_SHORT, AFFIX_LONG = 2, 3
-MARKS = 8
+# A word's neighbours in its message, this many words away (-1: the word before). At a word's
+# first character the pointer reads each neighbour's hashed row, with a weight per neighbour and
+# row (``P_near``): "the time marked free", "the name before 'speaks first'" is one weight. And a
+# mark per offset: the neighbour is a word the last message holds (elsewhere than itself), so
+# the value told beside the key a question names ("which day am I seeing Ana", told "seeing
+# Ana on Tuesday" two turns before) is one weight, whichever key is asked about.
+NEAR_OFFSETS = (-2, -1, 1, 2)
+MARKS = 8 + len(NEAR_OFFSETS)
 # A word said with a number ("Ann is 34", "Greta 165 cm", "pears cost $5", "3 apples") stands a
 # few words before it or just after it. For each of these offsets (in words: -2 is two words
 # before the number), a word that is not itself a number is ranked by the number of its message
@@ -381,6 +388,7 @@ class PromptView:
     marked: np.ndarray  # (pointer_slots, MARKS) float: 1 where the slot has a mark (``MARKS``)
     word_keys: np.ndarray  # (pointer_slots,) int: the hashed row of the word a slot starts (-1: it starts none)
     place_keys: np.ndarray  # (pointer_slots,) int: the view and place in its message of the word a slot starts (-1: none)
+    near_keys: np.ndarray  # (pointer_slots, NEAR_OFFSETS) int: at a word's first character, each neighbour's row of ``P_near`` (-1: none)
     numbers: np.ndarray  # (NUMBER_SLOTS,) float: the last message's first numbers, then the opening's (0 where none)
     number_context: np.ndarray  # (NUMBER_SLOTS, 4) int: each number's place, the token before it, the one after, and the hashed row of the word right after it (``word_rows``: none)
     number_count: int  # numbers in the last message
@@ -441,6 +449,7 @@ class PromptFeatures:
     marked: np.ndarray  # (P, pointer_slots, MARKS) float
     word_keys: np.ndarray  # (P, pointer_slots) int
     place_keys: np.ndarray  # (P, pointer_slots) int
+    near_keys: np.ndarray  # (P, pointer_slots, NEAR_OFFSETS) int: ``PromptView.near_keys``
     numbers: np.ndarray
     number_context: np.ndarray
     number_diffs: np.ndarray
@@ -472,6 +481,7 @@ class Features:
     marked: np.ndarray  # (N, pointer_slots, MARKS) float: the prompt's ``PromptView.marked``
     word_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.word_keys``
     place_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.place_keys``
+    near_keys: np.ndarray  # (P, pointer_slots, NEAR_OFFSETS) int: the prompts' ``PromptView.near_keys``
     numbers: np.ndarray  # (P, NUMBER_SLOTS) float: the prompts' numbers
     number_context: np.ndarray  # (P, NUMBER_SLOTS, 4) int: their places, neighbouring tokens and the words after them
     number_diffs: np.ndarray  # (P, MAX_NUMBERS - 1) float: the last message's numbers minus the one before each
@@ -668,6 +678,7 @@ class PolicyModel:
             "N_spread": np.full(1, np.log(NUMBER_SPREAD_PRIOR)),
             "N_mix": np.full(shape.max_steps, np.log(NUMBER_MIX_PRIOR / (1.0 - NUMBER_MIX_PRIOR))),
             "U_level": np.zeros((NUMBER_SLOTS, len(NUMBER_LEVELS), h)),  # per number slot and level
+            "P_near": np.zeros(len(NEAR_OFFSETS) * shape.word_rows),  # per neighbour offset and hashed word
         }
         # A recency prior, as in ALiBi: the pointer starts out favouring the prompt's last
         # tokens, falling off linearly with distance; the last message's start view starts below
@@ -762,7 +773,11 @@ class PolicyModel:
         links[read] = read_links[source[read]]
         held = self._word_counts(tokens, word_starts, hashed)
         marked[read, 2:4] = self._repeated(tokens, lists, held)[source[read]]
-        marked[read, 4:] = self._shared_affixes(tokens)[source[read]]
+        marked[read, 4:8] = self._shared_affixes(tokens)[source[read]]
+        near, asked = self._near_words(tokens, word_starts, hashed, start, stop)
+        near_keys = np.full((s.pointer_slots, len(NEAR_OFFSETS)), -1, dtype=np.int64)
+        near_keys[read] = near[source[read]]
+        marked[read, 8:] = asked[source[read]]
         # The pointer finds a word and reads its count, as it reads a character's count in its
         # word: "how many red things" is the pointer on "red" and a map from counts to tokens,
         # whichever word is asked about. Numbers are values, not words to count (as in the
@@ -796,7 +811,7 @@ class PolicyModel:
             np.minimum(counts, s.max_count - 1), np.minimum(word_counts, s.max_count - 1),
             np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
             links, phrase_edges,
-            ordered, ranked, marked, word_keys, place_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
+            ordered, ranked, marked, word_keys, place_keys, near_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content, word_rows[start:stop]),
         )
 
@@ -1025,6 +1040,33 @@ class PolicyModel:
         edges[:, : len(kept)] = [tokens[starts[last]], tokens[stops[last] - 1], tokens[starts[first]], tokens[stops[first] - 1]]
         return links, edges
 
+    def _near_words(
+        self, tokens: np.ndarray, starts: list[int], keys: list[int], last_start: int, last_stop: int,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """At the first token of each word of ``tokens`` (``starts`` and ``keys``:
+        ``_hashed_words``), per offset of ``NEAR_OFFSETS``: the row of ``P_near`` for the word that
+        many words away in its message (-1 where none, and at every other token); and 1 where
+        that neighbour is a word the last message (``[last_start, last_stop)``) holds, other than
+        the neighbour itself."""
+        near = np.full((len(tokens), len(NEAR_OFFSETS)), -1, dtype=np.int64)
+        asked = np.zeros((len(tokens), len(NEAR_OFFSETS)), dtype=self.dtype)
+        if not starts:
+            return near, asked
+        at = np.asarray(starts, dtype=np.int64)
+        rows = _hash_rows(np.asarray(keys, dtype=np.int64), self.shape.word_rows)
+        message = _message_starts(tokens)[at]
+        in_last = (at >= last_start) & (at < last_stop)
+        held = Counter(rows[in_last].tolist())  # how often the last message holds each word
+        for column, offset in enumerate(NEAR_OFFSETS):
+            other = np.arange(len(at)) + offset
+            valid = (other >= 0) & (other < len(at))
+            valid[valid] &= message[other[valid]] == message[valid]
+            words, other = at[valid], other[valid]
+            near[words, column] = column * self.shape.word_rows + rows[other]
+            elsewhere = np.asarray([held[r] for r in rows[other].tolist()]) - in_last[other]
+            asked[words, column] = elsewhere > 0
+        return near, asked
+
     def _shared_affixes(self, tokens: np.ndarray) -> np.ndarray:
         """(len(tokens), 4): at the first token of a word, 1 where another, different word of
         its message ends with the same last ``AFFIX_SHORT`` characters, the same last
@@ -1197,6 +1239,7 @@ class PolicyModel:
             marked=_stack([view.marked for view in views], s.pointer_slots, MARKS),
             word_keys=_stack([view.word_keys for view in views], s.pointer_slots),
             place_keys=_stack([view.place_keys for view in views], s.pointer_slots),
+            near_keys=_stack([view.near_keys for view in views], s.pointer_slots, len(NEAR_OFFSETS)),
             numbers=np.stack([view.numbers for view in views]) if views else np.zeros((0, NUMBER_SLOTS)),
             number_context=_stack([view.number_context for view in views], NUMBER_SLOTS, 4),
             number_diffs=_stack([view.number_diffs for view in views], MAX_NUMBERS - 1).astype(np.float64, copy=False),
@@ -1274,6 +1317,7 @@ class PolicyModel:
             marked=prompts.marked[prompt_of],
             word_keys=prompts.word_keys[prompt_of],
             place_keys=prompts.place_keys[prompt_of],
+            near_keys=prompts.near_keys,
             numbers=prompts.numbers,
             number_context=prompts.number_context,
             number_diffs=prompts.number_diffs,
@@ -1397,9 +1441,14 @@ class PolicyModel:
     def _level_inputs(self, feats: Features) -> np.ndarray:
         """(P, hidden): each prompt's sum of ``U_level``'s rows for the levels its numbers reach."""
         weights = self.params["U_level"]
-        table = np.zeros((NUMBER_SLOTS, len(NUMBER_LEVELS) + 1, weights.shape[2]), dtype=weights.dtype)
-        np.cumsum(weights, axis=1, out=table[:, 1:])  # table[k, i]: slot k's rows below level i summed
-        return table[np.arange(NUMBER_SLOTS), _levels_reached(feats.numbers)].sum(axis=1)
+        reached = _levels_reached(feats.numbers)
+        out = np.zeros((len(reached), weights.shape[2]), dtype=weights.dtype)
+        for slot in np.flatnonzero(reached.max(axis=0, initial=0)):  # only the slots and levels reached
+            top = reached[:, slot].max()
+            table = np.zeros((top + 1, weights.shape[2]), dtype=weights.dtype)
+            np.cumsum(weights[slot, :top], axis=0, out=table[1:])  # table[i]: the rows below level i summed
+            out += table[reached[:, slot]]
+        return out
 
     def _level_grads(self, feats: Features, dprompt: np.ndarray) -> np.ndarray:
         """``U_level``'s gradient: a level's row gets the gradients of the prompts whose number reaches it."""
@@ -1543,10 +1592,16 @@ class PolicyModel:
             rows = keys[keyed]
             asked = (hidden[keyed[0]] * (GAINS[query] * p[query][rows])).sum(axis=1)
             scores[keyed] += asked + GAINS[fixed] * p[fixed][rows]
+        scores[:, :-1] += self._near_scores(feats.near_keys)[feats.prompt_of]
         scores[:, :-1][feats.slots[:, :-1] == PAD] = -np.inf
         scores -= scores.max(axis=1, keepdims=True)
         weights = np.exp(scores)
         return weights / weights.sum(axis=1, keepdims=True)
+
+    def _near_scores(self, near_keys: np.ndarray) -> np.ndarray:
+        """(P, character slots): each slot's ``P_near`` weights for its word's neighbours, summed."""
+        weights = GAINS["P_near"] * self.params["P_near"]
+        return np.where(near_keys >= 0, weights[np.maximum(near_keys, 0)], 0.0).sum(axis=2)[:, :-1]
 
     @staticmethod
     def _end_inputs(feats: Features) -> np.ndarray:
@@ -1652,6 +1707,11 @@ class PolicyModel:
         grads.update(self._number_backward(cache, targets, dlogp, entropy_weight, rewarded))
         dhidden = dlogits @ p["W2"].T + dswitch_logit[:, None] * (GAINS["Q_case"] * p["Q_case"])
         dhidden += dscores[:, :-1] @ (GAINS["Q_pos"] * p["Q_pos"]).T + dwanted @ (GAINS["Q_key"] * p["Q_key"]).T
+        per_prompt = _rows_sum(feats.prompt_of, dscores[:, :-1], (len(feats.near_keys), dscores.shape[1] - 1))
+        near = feats.near_keys[:, :-1]
+        keyed = near >= 0
+        dnear = np.broadcast_to(per_prompt[:, :, None], near.shape)[keyed]
+        grads["P_near"] = GAINS["P_near"] * np.bincount(near[keyed], weights=dnear, minlength=p["P_near"].size)
         for field, fixed, query in WORD_KEYS:
             keys = getattr(feats, field)
             keyed = np.nonzero(keys >= 0)
