@@ -374,7 +374,7 @@ def _words(model: PolicyModel, prompt: Sequence[int]) -> list[list[int]]:
     texts = [tokenizer.token_text(token) if token >= tokenizer.first_char_id else " " for token in [*messages, END]]
     words: list[list[int]] = []
     run: list[int] = []
-    chunk: list[int] = []  # where the run of characters between spaces started
+    chunk: list[int] = []  # the places of the current run of characters between spaces
     for at, text in enumerate(texts):
         if text.isalnum():
             run.append(messages[at])

@@ -1519,10 +1519,11 @@ class PolicyModel:
         one_weight = np.zeros(len(diffs), dtype=np.int64)  # per prompt: the index of a one-element weight
         varies = feats.repeats.max(axis=0, initial=0.0) > feats.repeats.min(axis=0, initial=1.0)
         tally = step_scales(self._centred_tally(feats).ravel(), np.tile(np.arange(width), len(feats.tally)), width, spread)
+        top_levels = _levels_reached(feats.numbers).max(axis=0, initial=0)  # per number slot, over the batch
         return {
             "W_in": self._input_step_scales(feats.prompt_rows),
             "U_same": np.where(varies, REPEAT_STEP, 1.0)[:, None],
-            "U_level": np.minimum(1.0, LEVELS_STEP / np.maximum(_levels_reached(feats.numbers).max(axis=0, initial=0), 1))[:, None, None],
+            "U_level": np.minimum(1.0, LEVELS_STEP / np.maximum(top_levels, 1))[:, None, None],
             "N_bias": step_scales(np.full(len(diffs), BIAS_INPUT), one_weight, 1, spread),
             "N_place": step_scales(x, place, NUMBER_SLOTS, spread),
             "N_before": step_scales(x, before, v, spread),
@@ -1707,6 +1708,7 @@ class PolicyModel:
         grads.update(self._number_backward(cache, targets, dlogp, entropy_weight, rewarded))
         dhidden = dlogits @ p["W2"].T + dswitch_logit[:, None] * (GAINS["Q_case"] * p["Q_case"])
         dhidden += dscores[:, :-1] @ (GAINS["Q_pos"] * p["Q_pos"]).T + dwanted @ (GAINS["Q_key"] * p["Q_key"]).T
+        # the neighbours' weights score a prompt's slots alike at every row after it
         per_prompt = _rows_sum(feats.prompt_of, dscores[:, :-1], (len(feats.near_keys), dscores.shape[1] - 1))
         near = feats.near_keys[:, :-1]
         keyed = near >= 0
