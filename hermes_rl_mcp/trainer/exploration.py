@@ -69,6 +69,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
+from itertools import groupby
 
 import numpy as np
 
@@ -371,26 +372,18 @@ def _words(model: PolicyModel, prompt: Sequence[int]) -> list[list[int]]:
     for message in _messages(prompt):
         messages += [*message, END]
     tokenizer = model.tokenizer
-    texts = [tokenizer.token_text(token) if token >= tokenizer.first_char_id else " " for token in [*messages, END]]
+    texts = [tokenizer.token_text(token) if token >= tokenizer.first_char_id else " " for token in messages]
     words: list[list[int]] = []
-    run: list[int] = []
-    chunk: list[int] = []  # the places of the current run of characters between spaces
-    for at, text in enumerate(texts):
-        if text.isalnum():
-            run.append(messages[at])
-        elif run:
-            if run not in words:
-                words.append(run)
-            run = []
-        if not text.isspace():
-            chunk.append(at)
+    for spaced, places in groupby(range(len(texts)), key=lambda k: not texts[k].isspace()):
+        if not spaced:
             continue
-        inside = [k for k in chunk if texts[k].isalnum()]
-        if inside and any(not texts[k].isalnum() for k in range(inside[0], inside[-1])):
-            marked = messages[inside[0] : inside[-1] + 1]
-            if marked not in words:
-                words.append(marked)
-        chunk = []
+        runs = [list(run) for alnum, run in groupby(places, key=lambda k: texts[k].isalnum()) if alnum]
+        found = [messages[run[0] : run[-1] + 1] for run in runs]
+        if len(runs) > 1:  # marks between its words: the whole run between spaces is a word too
+            found.append(messages[runs[0][0] : runs[-1][-1] + 1])
+        for word in found:
+            if word not in words:
+                words.append(word)
     return words
 
 

@@ -1709,10 +1709,10 @@ class PolicyModel:
         dhidden = dlogits @ p["W2"].T + dswitch_logit[:, None] * (GAINS["Q_case"] * p["Q_case"])
         dhidden += dscores[:, :-1] @ (GAINS["Q_pos"] * p["Q_pos"]).T + dwanted @ (GAINS["Q_key"] * p["Q_key"]).T
         # the neighbours' weights score a prompt's slots alike at every row after it
-        per_prompt = _rows_sum(feats.prompt_of, dscores[:, :-1], (len(feats.near_keys), dscores.shape[1] - 1))
+        dslots = _rows_sum(feats.prompt_of, dscores[:, :-1], (len(feats.near_keys), dscores.shape[1] - 1))
         near = feats.near_keys[:, :-1]
         keyed = near >= 0
-        dnear = np.broadcast_to(per_prompt[:, :, None], near.shape)[keyed]
+        dnear = np.broadcast_to(dslots[:, :, None], near.shape)[keyed]
         grads["P_near"] = GAINS["P_near"] * np.bincount(near[keyed], weights=dnear, minlength=p["P_near"].size)
         for field, fixed, query in WORD_KEYS:
             keys = getattr(feats, field)
