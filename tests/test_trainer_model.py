@@ -9,7 +9,7 @@ import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
 from hermes_rl_mcp.trainer.model import (
-    BIAS_INPUT, COMPARISONS, GAINS, HEADS, LEVELS_STEP, NUMBER_LEVELS, REPEAT_STEP, SIGNS, STATISTICS, PolicyModel, ViewCache,
+    BIAS_INPUT, COMPARISONS, GAINS, HEADS, LEVELS_STEP, NEIGHBOUR_OFFSETS, NUMBER_LEVELS, REPEAT_STEP, SIGNS, STATISTICS, PolicyModel, ViewCache,
 )
 from hermes_rl_mcp.trainer.numbers import RewardedIntegers, read_numbers
 from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
@@ -294,7 +294,7 @@ def test_logprobs_stay_finite_where_a_probability_underflows() -> None:
 
 def test_a_conversation_is_read_from_its_opening_message_beyond_the_window() -> None:
     model = small_model()  # a window of 7 tokens and 6 characters of each message's head
-    single = TOK.generation_prompt([{"role": "user", "content": "plum tart"}])
+    single = TOK.generation_prompt([{"role": "user", "content": "plum"}])
     assert (model.prompt_view(single).opening == 0).all()  # one message: read once, as the last
     opening = [{"role": "user", "content": "plum tart"}, {"role": "assistant", "content": "OK"}]
     later = TOK.generation_prompt([*opening, {"role": "user", "content": "which fruit was it?"}])
@@ -315,6 +315,24 @@ def test_a_conversation_is_read_from_its_opening_message_beyond_the_window() -> 
     assert first[p] > 0 and first[k] == 0 and second[k] > 0 and second[p] == 0
 
 
+def test_a_long_message_is_read_on_by_the_views_its_prompt_leaves_empty() -> None:
+    model = small_model()  # a window of 7 tokens and 6 characters of each message's head
+    s = model.shape
+    text = "Mon dry, Tue wet, Wed dry. Which day?"
+    view = model.prompt_view(TOK.generation_prompt([{"role": "user", "content": text}]))
+    assert [TOK.decode(head) for head in (view.message, view.opening, view.earlier)] == ["Mon dr", "y, Tue", " wet, "]
+    # a word the join between two views cuts ("dr|y") reads on across it, both ways
+    before, after = NEIGHBOUR_OFFSETS.index(1), NEIGHBOUR_OFFSETS.index(-1)
+    first_of_second = s.window + s.message_slots
+    assert TOK.decode(view.neighbours[first_of_second, before : before + 1]) == "r"
+    assert TOK.decode(view.neighbours[first_of_second - 1, after : after + 1]) == "y"
+    # in a conversation the opening keeps its own view; the view left empty reads the last message on
+    turns = [{"role": "user", "content": "I am Ann."}, {"role": "assistant", "content": "OK"}, {"role": "user", "content": text}]
+    view = model.prompt_view(TOK.generation_prompt(turns))
+    assert [TOK.decode(head) for head in (view.message, view.opening, view.earlier)] == ["Mon dr", "I am A", "y, Tue"]
+    assert TOK.decode(view.neighbours[s.window + 2 * s.message_slots, before : before + 1]) == "r"
+
+
 def test_a_conversation_is_read_from_the_users_message_before_the_last() -> None:
     model = small_model()
     s = model.shape
@@ -328,9 +346,10 @@ def test_a_conversation_is_read_from_the_users_message_before_the_last() -> None
     assert not set(view.window) & set(TOK.encode("IRm"))  # the window no longer reaches it
     feats = model.features([TOK.generation_prompt(turns)], [[]])
     assert TOK.decode(feats.slots[0, s.window + 2 * s.message_slots : s.window + 3 * s.message_slots]) == "I live"
-    # with one user message before the last, it is the opening, read once
-    assert (model.prompt_view(TOK.generation_prompt(turns[2:])).earlier == PAD).all()
-    assert (model.prompt_view(TOK.generation_prompt(turns[:1])).earlier == PAD).all()
+    # with one user message before the last, it is the opening, read once, and the view left
+    # empty reads the last message on
+    assert TOK.decode(model.prompt_view(TOK.generation_prompt(turns[2:])).earlier) == "city d"
+    assert (model.prompt_view(TOK.generation_prompt([{"role": "user", "content": "Ann?"}])).earlier == PAD).all()
 
 
 def test_a_copy_continues_the_word_it_started_when_letters_recur() -> None:
@@ -1289,9 +1308,9 @@ def test_a_kind_of_exploration_whose_samples_score_is_offered_more() -> None:
     assert records["initials"] == 0.0 and records["word"] == 0.0  # tried and lost, or never tried
     assert 0.3 < records["reversed"] < 1.0  # 6 of 6, counted as if 8 more had not scored
     after = reversed_share()
-    # before: a third of the reversals, a 24th of the rewrites (0.014); after, a large part of
-    # all the replacements
-    assert before < 0.03 and after > 0.1
+    # before: a third of the reversals, a 24th of the rewrites (0.014); after, about a ninth of
+    # all the replacements (0.09 to 0.125 over eight seeds: the bound leaves three deviations)
+    assert before < 0.03 and after > 0.06
 
 
 def test_exploration_offers_a_prompt_answers_that_scored_on_other_prompts() -> None:

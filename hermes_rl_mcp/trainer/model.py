@@ -165,7 +165,7 @@ COMMON_ROWS_STEP = 8.0
 HIDDEN_NORM_FLOOR = 1e-4
 # Raised when a change alters what the parameters mean or which parameters there are, so a
 # checkpoint saved before it is refused with that reason rather than misread.
-MODEL_REVISION = 10
+MODEL_REVISION = 11
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -735,7 +735,8 @@ class PolicyModel:
         source[: len(back)] = back
         at = s.window
         heads = []
-        for begin, end in ((start, stop), (first_start, first_stop), (earlier_start, earlier_stop)):
+        spans = self._head_spans(start, stop, [(first_start, first_stop), (earlier_start, earlier_stop)])
+        for begin, end in spans:
             head = np.full(s.message_slots, PAD, dtype=np.int64)
             content = tokens[begin:end][: s.message_slots]
             head[: len(content)] = content
@@ -809,11 +810,41 @@ class PolicyModel:
                 _words_between(word_starts, hashed, earlier_start, earlier_stop),
             ),
             np.minimum(counts, s.max_count - 1), np.minimum(word_counts, s.max_count - 1),
-            np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources],
+            self._join_views(np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources], heads, spans, start),
             links, phrase_edges,
             ordered, ranked, marked, word_keys, place_keys, near_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content, word_rows[start:stop]),
         )
+
+    def _head_spans(self, start: int, stop: int, others: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Where each message view reads from: the last message (``[start, stop)``) first, then
+        the ``others`` (the opening and the message before the last). A view whose message the
+        prompt lacks reads the last message on where the views before stopped, so a long
+        question (a forecast of five days, a list of records) is read whole, not only its first
+        ``message_slots`` characters and its end, in a single turn or a short conversation."""
+        spans = [(start, stop)]
+        read_to = start + self.shape.message_slots
+        for begin, end in others:
+            if begin >= end and read_to < stop:
+                begin, end = read_to, stop
+                read_to += self.shape.message_slots
+            spans.append((begin, end))
+        return spans
+
+    def _join_views(self, neighbours: np.ndarray, heads: list[np.ndarray], spans: list[tuple[int, int]], start: int) -> np.ndarray:
+        """``neighbours`` (``_neighbour_sources``' reading) where a view goes on reading the last
+        message (``_head_spans``): the characters just across the join, in the view before or
+        after, instead of nothing, so a word the join cuts in two is copied as any other."""
+        m, w = self.shape.message_slots, self.shape.window
+        chain = [view for view, (begin, _) in enumerate(spans) if begin >= start and (begin - start) % m == 0]
+        for before, after in zip(chain, chain[1:]):
+            for column, k in enumerate(NEIGHBOUR_OFFSETS):
+                for j in range(abs(k)):
+                    if k > 0:  # the first characters of the later view, k places after the earlier's last
+                        neighbours[w + after * m + j, column] = heads[before][m - k + j]
+                    else:  # the last characters of the earlier view, -k places before the later's first
+                        neighbours[w + before * m + m + k + j, column] = heads[after][j]
+        return neighbours
 
     def _tally(self, content: np.ndarray, word_rows: np.ndarray) -> np.ndarray:
         """(tally_width,): how often each character occurs in ``content``, digits left at 0,
