@@ -547,6 +547,13 @@ def test_the_pointer_reads_a_words_neighbours_and_whether_the_last_message_names
     asked = view.marked[:, 8 + column[-2]]
     assert asked[opening + conversation[0]["content"].index("Tuesday")] == 1.0  # "Ana on Tuesday"
     assert asked[earlier + conversation[2]["content"].index("Friday")] == 0.0  # "Ben on Friday"
+    # three words on, and weighed by how often the question repeats the neighbour: the key it
+    # names once counts whole, a word every record repeats a third
+    text = "Nina ordered the soup, Omar ordered the salad and Jo ordered the pasta. Who ordered the salad?"
+    view = model.prompt_view(TOK.generation_prompt([{"role": "user", "content": text}]))
+    marks = {name: view.marked[s.window + text.index(name), 8:] for name in ("Nina", "Omar", "Jo")}
+    assert marks["Omar"][column[3]] == 1.0 and marks["Nina"][column[3]] == marks["Jo"][column[3]] == 0.0
+    assert marks["Nina"][column[1]] == pytest.approx(1 / 3)  # "ordered": said three more times
 
 
 def test_the_inputs_say_which_words_of_the_last_message_earlier_messages_spoke_of() -> None:

@@ -165,7 +165,7 @@ COMMON_ROWS_STEP = 8.0
 HIDDEN_NORM_FLOOR = 1e-4
 # Raised when a change alters what the parameters mean or which parameters there are, so a
 # checkpoint saved before it is refused with that reason rather than misread.
-MODEL_REVISION = 11
+MODEL_REVISION = 12
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -190,8 +190,11 @@ AFFIX_SHORT, AFFIX_LONG = 2, 3
 # row (``P_near``): "the time marked free", "the name before 'speaks first'" is one weight. And a
 # mark per offset: the neighbour is a word the last message holds (elsewhere than itself), so
 # the value told beside the key a question names ("which day am I seeing Ana", told "seeing
-# Ana on Tuesday" two turns before) is one weight, whichever key is asked about.
-NEAR_OFFSETS = (-2, -1, 1, 2)
+# Ana on Tuesday" two turns before; "Omar ordered the salad ... who ordered the salad") is one
+# weight, whichever key is asked about. The mark is 1 over how often the last message holds
+# the neighbour elsewhere: the key the question names is there once, where the words every
+# record repeats ("ordered", "the") are there as often as there are records.
+NEAR_OFFSETS = (-3, -2, -1, 1, 2, 3)
 MARKS = 8 + len(NEAR_OFFSETS)
 # A word said with a number ("Ann is 34", "Greta 165 cm", "pears cost $5", "3 apples") stands a
 # few words before it or just after it. For each of these offsets (in words: -2 is two words
@@ -1076,9 +1079,9 @@ class PolicyModel:
     ) -> tuple[np.ndarray, np.ndarray]:
         """At the first token of each word of ``tokens`` (``starts`` and ``keys``:
         ``_hashed_words``), per offset of ``NEAR_OFFSETS``: the row of ``P_near`` for the word that
-        many words away in its message (-1 where none, and at every other token); and 1 where
-        that neighbour is a word the last message (``[last_start, last_stop)``) holds, other than
-        the neighbour itself."""
+        many words away in its message (-1 where none, and at every other token); and, where
+        that neighbour is a word the last message (``[last_start, last_stop)``) holds other than
+        the neighbour itself, 1 over how many times it holds it so (0 where it does not)."""
         near = np.full((len(tokens), len(NEAR_OFFSETS)), -1, dtype=np.int64)
         asked = np.zeros((len(tokens), len(NEAR_OFFSETS)), dtype=self.dtype)
         if not starts:
@@ -1095,7 +1098,7 @@ class PolicyModel:
             words, other = at[valid], other[valid]
             near[words, column] = column * self.shape.word_rows + rows[other]
             elsewhere = np.asarray([held[r] for r in rows[other].tolist()]) - in_last[other]
-            asked[words, column] = elsewhere > 0
+            asked[words, column] = np.where(elsewhere > 0, 1.0 / np.maximum(elsewhere, 1), 0.0)
         return near, asked
 
     def _shared_affixes(self, tokens: np.ndarray) -> np.ndarray:
