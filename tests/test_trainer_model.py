@@ -98,14 +98,16 @@ def test_log_likelihood_gradient_matches_finite_differences() -> None:
     # "wxyz" with those of "yz", its last characters, so the end slot's neighbour scores do too
     prompts.append(TOK.generation_prompt([{"role": "user", "content": "wxyz"}]))
     prompts.append(prompts[3])  # a number answered from the last message's number and the opening's
+    # a word of the prompt written whole, so the pointer's word coverage carries gradient
+    prompts.append(TOK.generation_prompt([{"role": "user", "content": "ab, cd"}]))
     # the case switch learns from the tokens pushed up alone (checked on its own, below): here it
     # does not read the hidden layer, so the hidden layer's gradient is the whole one
     model.params["Q_case"][:] = 0.0
     images = model._images()
-    generated = [[], images[TOK.encode("he")].tolist(), TOK.encode("-"), TOK.encode("ab"), images[TOK.encode("yz")].tolist(), []]
-    targets = np.asarray(TOK.encode("1l6Rq7"))
-    weights = np.array([0.7, -1.3, 0.4, 2.0, -0.9, 0.6])
-    entropy_weights = np.array([0.2, 0.5, -0.3, 0.1, 0.4, 0.3])  # the entropy bonus's gradient is checked too
+    generated = [[], images[TOK.encode("he")].tolist(), TOK.encode("-"), TOK.encode("ab"), images[TOK.encode("yz")].tolist(), [], TOK.encode("cd, ")]
+    targets = np.asarray(TOK.encode("1l6Rq7a"))
+    weights = np.array([0.7, -1.3, 0.4, 2.0, -0.9, 0.6, 0.8])
+    entropy_weights = np.array([0.2, 0.5, -0.3, 0.1, 0.4, 0.3, -0.2])  # the entropy bonus's gradient is checked too
     feats = model.features(prompts, generated)
     temperature = 0.8
 
@@ -554,6 +556,22 @@ def test_the_pointer_reads_a_words_neighbours_and_whether_the_last_message_names
     marks = {name: view.marked[s.window + text.index(name), 8:] for name in ("Nina", "Omar", "Jo")}
     assert marks["Omar"][column[3]] == 1.0 and marks["Nina"][column[3]] == marks["Jo"][column[3]] == 0.0
     assert marks["Nina"][column[1]] == pytest.approx(1 / 3)  # "ordered": said three more times
+
+
+def test_the_pointer_knows_which_words_of_the_prompt_the_reply_has_written_whole() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    s = model.shape
+    text = "Sort: pear, apple, plum"
+    prompt = TOK.generation_prompt([{"role": "user", "content": text}])
+    at = {word: s.window + text.index(word) for word in ("pear", "apple", "plum")}
+    replies = [TOK.encode(r) for r in ("apple, ", "apple", "apple, pl")]
+    feats = model.features([prompt] * 3, replies)
+    by_sampling = model.features_for_rows(model.prompt_features([model.prompt_view(prompt)]), np.zeros(1, dtype=np.int64), np.asarray([replies[0]]))
+    # written whole: "apple" is covered, "pear" is not, though its letters p, e and a were written
+    assert feats.word_used[0, at["apple"]] == 1.0 and feats.word_used[0, at["pear"]] == 0.0 and feats.used[0, at["pear"]] == 1.0
+    assert by_sampling.word_used[0, at["apple"]] == 1.0
+    assert feats.word_used[1].sum() == 0.0  # still being written: not yet whole
+    assert (feats.word_used[2] == feats.word_used[0]).all()  # "pl" is not "plum"
 
 
 def test_the_inputs_say_which_words_of_the_last_message_earlier_messages_spoke_of() -> None:
@@ -1162,7 +1180,9 @@ def test_exploration_offers_a_list_of_the_prompts_in_new_orders() -> None:
     offered = [text for text in texts if text in reorders]
     assert 16 <= len(offered) <= 48  # a third of 96 (31.5 on average over 30 seeds, 19 to 46): the prompt holds a list
     assert len(set(offered)) >= 5  # in many orders, the list's own among them
-    assert set(texts) - reorders <= {"Order", "fig", "kiwi", "plum"} | {f"{a} {b}" for a in ("Order", "fig", "kiwi", "plum") for b in ("Order", "fig", "kiwi", "plum")}
+    spans = {"fig, kiwi", "kiwi, plum"}  # runs of the list's words as written ("Order: fig" is no run: ":" ends a phrase)
+    words = ("Order", "fig", "kiwi", "plum")  # a list's item is one of them
+    assert set(texts) - reorders - spans <= set(words) | {f"{a} {b}" for a in words for b in words}
     # a reordered list longer than the reply may be is not offered
     short = explored_texts(model, prompt, 96, 12, rng, case_share=0.0, rewrite_share=0.0)
     assert not set(short) & reorders
@@ -1171,6 +1191,22 @@ def test_exploration_offers_a_list_of_the_prompts_in_new_orders() -> None:
     texts = explored_texts(model, records, 96, 16, rng, case_share=0.0, rewrite_share=0.0)
     keys = {", ".join(p) for p in permutations(["Ann", "Bob", "Cy"])}
     assert 16 <= sum(text in keys for text in texts) <= 48 and len(set(texts) & keys) >= 4
+
+
+def test_exploration_offers_a_lists_items_and_runs_of_words_as_the_prompt_writes_them() -> None:
+    model = small_model(np.float32)
+    rng = np.random.default_rng(7)
+    menu = TOK.generation_prompt([{"role": "user", "content": "Which is vegetarian: lamb wrap, tomato soup or turkey salad?"}])
+    texts = explored_texts(model, menu, 240, 16, rng, case_share=0.0, rewrite_share=0.0)
+    items = {"lamb wrap", "tomato soup", "turkey salad"}
+    # a quarter of what the reordered lists leave, half of them from the list of the items' first
+    # words ("lamb, tomato, turkey"), and runs as written add to them: 19 to 31 over seeds 0 to 7
+    assert 10 <= sum(text in items for text in texts) <= 80 and items <= set(texts)
+    assert {"wrap, tomato", "soup or turkey"} & set(texts)
+    # a name of two words, with no list: a run of the phrase as written (11 to 23 over seeds 0 to 7)
+    badge = TOK.generation_prompt([{"role": "user", "content": "Drop the title: Dr. Anna Berg"}])
+    texts = explored_texts(model, badge, 240, 16, rng, case_share=0.0, rewrite_share=0.0)
+    assert texts.count("Anna Berg") >= 5
 
 
 def test_exploration_rewrites_runs_of_a_phrases_words() -> None:
@@ -1189,8 +1225,11 @@ def test_exploration_rewrites_runs_of_a_phrases_words() -> None:
     assert 4 <= sum(text in rejoined for text in texts) <= 20
     assert {"LJP", "Patel Jean Laura", "laura_jean_patel", "LAURAJEAN"} & set(texts)
     rejoined |= reversed_runs
+    content = "Initials of: Laura Jean Patel, snake_case"
+    spans = {content[content.index(run[0]) : content.rindex(run[-1]) + len(run[-1])] for run in runs}  # each run as written
+    assert "Laura Jean Patel" in spans and "Patel, snake_case" in spans and spans & set(texts)
     words = {"Initials", "of", "Laura", "Jean", "Patel", "snake", "case", "snake_case"}  # a run between spaces is one word too
-    assert set(texts) - initials - rejoined <= words | {f"{a} {b}" for a in words for b in words}
+    assert set(texts) - initials - rejoined - spans <= words | {f"{a} {b}" for a in words for b in words}
     # a rewrite too long for the reply gives way to a word that fits: every sample is explored
     texts = explored_texts(model, prompt, 96, 4, rng, case_share=0.0, rewrite_share=1.0)
     assert set(texts) <= {text for text in initials if len(text) <= 3} | {"of"} and "of" in texts
@@ -1226,12 +1265,12 @@ def test_exploration_draws_the_words_that_change_from_prompt_to_prompt_and_joins
         explored(asked(first, second), frequencies, 1)
     rarity = frequencies.rarity([TOK.encode(w) for w in ("Reply", "letters", "a", "k")])
     assert rarity is not None and rarity[:2].tolist() == [1.0, 1.0] and rarity[2] == 4.0 and rarity[3] == 10.0  # "a" in 10 of the 40, "k" in 4
-    # a quarter of the samples are pairs drawn by rarity, and this prompt's letters, new to the
+    # a fifth of the samples are pairs drawn by rarity, and this prompt's letters, new to the
     # run, are the rarest of its twelve words: nearly all of those are "uz", "zu", "u z", "uu"...
     texts = explored(asked("u", "z"), frequencies, 400)
     letters = {f"{a}{join}{b}" for a in "uz" for b in "uz" for join in ("", " ")}
-    assert sum(text in letters for text in texts) >= 80  # 104 to 146 over seeds 0 to 11
-    assert 5 <= texts.count("uz") <= 30  # 9 to 18
+    assert sum(text in letters for text in texts) >= 50  # 66 to 94 over seeds 0 to 11
+    assert 2 <= texts.count("uz") <= 30  # 3 to 12
     # drawn evenly, as before enough prompts are seen, "uz" is one of 144 pairs, all with a space
     assert "uz" not in explored(asked("u", "z"), None, 400)
     assert "uz" not in explored(asked("u", "z"), WordFrequencies(), 400)

@@ -3,7 +3,7 @@
 A policy trained from scratch finds an answer only by sampling it, and once it has settled on
 one answer for every prompt, a rival answer can sit tens of nats below it and is never sampled
 again: the groups where the rival was right then all score alike and teach nothing. So while a
-run trains, each sample is, with a small probability, replaced by one of six kinds of answer,
+run trains, each sample is, with a small probability, replaced by one of eight kinds of answer,
 followed by the end token:
 
 * **words of the prompt**: many short text tasks answer with a word the prompt already holds
@@ -30,6 +30,10 @@ followed by the end token:
   list, a third of these replacements are its items (or keys) in a random order, joined as the
   list joins them (keys by a comma and a space): the policy writes one character at a time, and
   a whole list in a new order is otherwise never sampled, so it never scores;
+* **an item of a list of the prompt's**: many tasks answer by picking one item of a list the
+  prompt gives (the vegetarian dish of a menu, the odd one out), often an item of several words
+  ("tomato soup"). Where the prompt holds a list, a quarter of the replacements left after the
+  reordered lists are one of its items (``ITEM_SHARE``);
 * **a phrase rewritten**: many tasks answer by walking a run of the prompt's words: their
   initials (a name's, an acronym), or the words themselves joined another way, in reverse
   order, or in another case ("big_red_dog", "runs fox red"). Where the prompt holds a phrase
@@ -38,6 +42,13 @@ followed by the end token:
   write, half the time, their initials, a quarter the words in reverse order, and a quarter
   the words joined by nothing or by one of ``JOINERS`` the prompt holds, as they are, in
   lowercase or in capitals: such an answer is otherwise sampled only letter by letter;
+* **a run of a phrase's words as written**: a name, a dish or a time of several words ("Anna
+  Berg", "10:30 am") is, as two of the prompt's words drawn from all their pairs, a few in a
+  thousand of the replacements. Where the prompt holds a phrase of two or more words, a quarter
+  of the replacements left after the lists, rewrites and sums are two to four of its words in a
+  row with what stands between them (``SPAN_SHARE``), drawn evenly or, half the time, by the
+  geometric mean of their words' rarities, so a run of rare words comes before one that adds
+  the task's fixed wording to them;
 * **words of the prompt in another case**: a quarter of the replacements by words or pairs of
   words write them in another case (``CASE_SHARE``), since many tasks restate the prompt's
   words so;
@@ -57,7 +68,8 @@ the learner gives them no gradient from a negative advantage. Greedy requests, a
 an environment makes while it evaluates (``PURPOSE_HEADER``), are never explored.
 
 The shares above are where a run starts. The sampler also records each explored turn's kind
-(a word, a pair, each in another case or not, a sum, a list, each form of rewrite), the learner
+(a word, a pair, each in another case or not, a sum, a list, an item, a span, each form of
+rewrite), the learner
 credits each kind with how often its turns scored above their group, and each kind is then
 offered in proportion to its share plus that record (``_kind_chances``): one form of rewrite
 among six starts at a fraction of a percent of the replacements, and the task that asks for
@@ -90,6 +102,11 @@ PHRASE_SHARE = 0.5
 SUM_SHARE = 1 / 3
 # Of those replacements, where the prompt holds a list, the share given its items reordered.
 LIST_SHARE = 1 / 3
+# Of those replacements, where the prompt holds a list, the share given one of its items (after
+# the reordered lists): a task that picks an item ("the vegetarian dish", "the odd one out")
+# answers with one item of a list the prompt gives, often of several words ("tomato soup"),
+# which as a pair of the prompt's words is one draw in hundreds.
+ITEM_SHARE = 1 / 4
 # How the rare-word pairs are joined: as words, or as the parts of one (a code, initials).
 JOINS = (" ", "")
 # Of the replacements by words or pairs of words, the share drawn by rarity (once enough prompts
@@ -110,6 +127,13 @@ JOINERS = "_-./"  # the characters a rewrite joins words by, when the prompt hol
 # (Words joined by nothing or by a joiner, each as they are, in lowercase or in capitals.)
 JOINED = tuple(f"{join}{case}" for join in ("joined", "linked") for case in ("", "_lower", "_upper"))
 REWRITES = {"initials": 0.5, "reversed": 0.25, **{kind: 0.25 / len(JOINED) for kind in JOINED}}
+# Of those replacements (after lists, rewrites and sums), the share given a run of two to
+# MAX_RUN words of a phrase as the message writes it ("Anna Berg", "lentil soup", "10:30 am"):
+# many answers are a name, a dish or a time of several words the prompt holds whole, and as two
+# words drawn from all the prompt's pairs such a span is a few in a thousand of the replacements.
+# Drawn half the time by the geometric mean of its words' rarities, so a run of rare words comes
+# before one that adds the task's fixed wording to them.
+SPAN_SHARE = 1 / 4
 # Each kind of replacement is offered in proportion to its share above plus its recent record:
 # the share of its samples trained on that scored above their group, counted as if PRIOR_TRIES
 # more had not. A kind that finds this task's answers takes a large part of the exploration
@@ -118,7 +142,7 @@ REWRITES = {"initials": 0.5, "reversed": 0.25, **{kind: 0.25 / len(JOINED) for k
 # horizon of about 30 steps of 64 samples).
 PRIOR_TRIES = 8.0
 CREDIT_DECAY = 0.995
-KINDS = ("list", *REWRITES, "sum", "pair", "pair_cased", "word", "word_cased", "rewarded")
+KINDS = ("list", "item", *REWRITES, "sum", "span", "pair", "pair_cased", "word", "word_cased", "rewarded")
 PROMPTS_BEFORE_RARITY = 16
 
 
@@ -264,11 +288,12 @@ def _sums(model: PolicyModel, words: list[list[int]]) -> list[list[int]]:
     return [[*tokenizer.encode(str(n)), END] for n in sorted(found) if n <= NUMBER_RANGE]
 
 
-def _runs(model: PolicyModel, prompt: Sequence[int]) -> tuple[list[list[list[int]]], list[int]]:
+def _runs(model: PolicyModel, prompt: Sequence[int]) -> tuple[list[list[list[int]]], list[list[int]], list[int]]:
     """Every distinct run of two to ``MAX_RUN`` words in a row within a phrase of the messages
-    ``_words`` reads (each run as its words' tokens), and the characters of ``JOINERS`` those
-    messages hold (the joins a rewrite may use besides nothing)."""
-    runs: dict[tuple[tuple[int, ...], ...], None] = {}
+    ``_words`` reads (each run as its words' tokens), each run's text as the message writes it
+    (the characters between its words kept), and the characters of ``JOINERS`` those messages
+    hold (the joins a rewrite may use besides nothing)."""
+    runs: dict[tuple[tuple[int, ...], ...], list[int]] = {}
     links: set[int] = set()
     joiners = set(model.tokenizer.encode(JOINERS))
     for message in _messages(prompt):
@@ -277,14 +302,14 @@ def _runs(model: PolicyModel, prompt: Sequence[int]) -> tuple[list[list[list[int
             words = [tuple(message[start:stop]) for start, stop in phrase]
             for size in range(2, MAX_RUN + 1):
                 for at in range(len(words) - size + 1):
-                    runs[tuple(words[at : at + size])] = None
-    return [[list(word) for word in run] for run in runs], sorted(links)
+                    runs.setdefault(tuple(words[at : at + size]), message[phrase[at][0] : phrase[at + size - 1][1]])
+    return [[list(word) for word in run] for run in runs], list(runs.values()), sorted(links)
 
 
 def _rewritten(model: PolicyModel, run: list[list[int]], kind: str, links: list[int], rng: np.random.Generator) -> list[int]:
-    """``run`` rewritten as ``kind`` says (token ids ending with the end token): its initials;
-    its words in reverse order with spaces between; or its words joined by nothing or by one of
-    ``links`` (by nothing where there is none), as they are, in lowercase or in capitals."""
+    """``run`` rewritten as ``kind`` says (token ids ending with the end token): its initials; its words in reverse order with spaces
+    between; or its words joined by nothing or by one of ``links`` (by nothing where there is
+    none), as they are, in lowercase or in capitals."""
     if kind == "initials":
         return [*(word[0] for word in run), END]
     if kind == "reversed":
@@ -303,7 +328,7 @@ def _kind_chances(offers: dict[str, bool], rewrite_share: float, case_share: flo
     (``ExploredTurns.records``), renormalised."""
     chances: dict[str, float] = {}
     rest = 1.0
-    for kind, share in (("list", LIST_SHARE), ("rewrite", rewrite_share), ("sum", SUM_SHARE), ("pair", PHRASE_SHARE)):
+    for kind, share in (("list", LIST_SHARE), ("item", ITEM_SHARE), ("rewrite", rewrite_share), ("sum", SUM_SHARE), ("span", SPAN_SHARE), ("pair", PHRASE_SHARE)):
         if offers[kind]:
             taken = rest * share
             if kind == "rewrite":
@@ -476,18 +501,26 @@ def explore(
                 rare_words, rare_phrases = _rare(model, found, rarity, max_tokens, constraint)
         sums = _fitting(_sums(model, found), max_tokens, constraint)
         lists = _lists(model, prompt)
-        runs, links = _runs(model, prompt)
+        runs, texts, links = _runs(model, prompt)
         run_chances = _run_chances(runs, frequencies)
-        offers = {"list": bool(lists), "rewrite": bool(runs), "links": bool(links), "sum": bool(sums), "pair": bool(phrases)}
+        span_chances = _run_chances(runs, frequencies, geometric=True)
+        offers = {"list": bool(lists), "rewrite": bool(runs), "links": bool(links), "sum": bool(sums), "item": bool(lists), "span": bool(runs), "pair": bool(phrases)}
         kinds, kind_chances = _kind_chances(offers, rewrite_share, case_share, record.records() if record is not None else {})
         for index in np.flatnonzero(draws < share):
             kind = kinds[int(rng.choice(len(kinds), p=kind_chances))]
             if kind == "list":
                 pick = _reordered(lists, rng)
+            elif kind == "item":
+                items = lists[int(rng.integers(len(lists)))][0]
+                pick = [*items[int(rng.integers(len(items)))], END]
             elif kind in REWRITES:
                 rare = run_chances is not None and rng.random() < RARE_SHARE
                 at = rng.choice(len(runs), p=run_chances) if rare else rng.integers(len(runs))
                 pick = _rewritten(model, runs[int(at)], kind, links, rng)
+            elif kind == "span":
+                rare = span_chances is not None and rng.random() < RARE_SHARE
+                at = rng.choice(len(runs), p=span_chances) if rare else rng.integers(len(runs))
+                pick = [*texts[int(at)], END]
             else:
                 pool, rare = {"sum": (sums, ([], None)), "pair": (phrases, rare_phrases), "word": (words, rare_words)}[kind.removesuffix("_cased")]
                 chances = None
@@ -522,14 +555,15 @@ def explore(
     return out
 
 
-def _run_chances(runs: list[list[list[int]]], frequencies: WordFrequencies | None) -> np.ndarray | None:
+def _run_chances(runs: list[list[list[int]]], frequencies: WordFrequencies | None, geometric: bool = False) -> np.ndarray | None:
     """The chance of drawing each of ``runs`` in proportion to the product of its words'
-    rarities (None until ``frequencies`` can tell)."""
+    rarities, or with ``geometric`` to their geometric mean (None until ``frequencies`` can
+    tell)."""
     rarity = frequencies.rarity([word for run in runs for word in run]) if frequencies is not None and runs else None
     if rarity is None:
         return None
     ends = np.cumsum([0, *(len(run) for run in runs)])
-    weights = np.asarray([np.prod(rarity[a:b]) for a, b in zip(ends, ends[1:])])
+    weights = np.asarray([np.prod(rarity[a:b]) ** (1 / (b - a) if geometric else 1) for a, b in zip(ends, ends[1:])])
     return weights / weights.sum()
 
 

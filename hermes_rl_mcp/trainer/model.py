@@ -165,7 +165,7 @@ COMMON_ROWS_STEP = 8.0
 HIDDEN_NORM_FLOOR = 1e-4
 # Raised when a change alters what the parameters mean or which parameters there are, so a
 # checkpoint saved before it is refused with that reason rather than misread.
-MODEL_REVISION = 12
+MODEL_REVISION = 13
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -195,6 +195,11 @@ AFFIX_SHORT, AFFIX_LONG = 2, 3
 # the neighbour elsewhere: the key the question names is there once, where the words every
 # record repeats ("ordered", "the") are there as often as there are records.
 NEAR_OFFSETS = (-3, -2, -1, 1, 2, 3)
+# The pointer's coverage is per character (the slot's character was written this turn), so a
+# list item that shares a letter with one written already looked written too. A slot that starts
+# a word the turn has written whole (one of its first WRITTEN_WORDS words) also has a weight
+# (``P_word_used``): "each item once", in a list written in any order, is one weight.
+WRITTEN_WORDS = 8
 MARKS = 8 + len(NEAR_OFFSETS)
 # A word said with a number ("Ann is 34", "Greta 165 cm", "pears cost $5", "3 apples") stands a
 # few words before it or just after it. For each of these offsets (in words: -2 is two words
@@ -477,6 +482,7 @@ class Features:
     step: np.ndarray  # (N,) int: generation step, capped at max_steps - 1
     slots: np.ndarray  # (N, pointer_slots) int: token of each pointer slot (PAD for none)
     used: np.ndarray  # (N, pointer_slots) float: 1 where the slot's token was emitted this turn
+    word_used: np.ndarray  # (N, pointer_slots) float: 1 where the slot starts a word the turn has written whole
     counts: np.ndarray  # (N, pointer_slots) int: occurrences of the slot's character in its word
     word_counts: np.ndarray  # (N, pointer_slots) int: at a word's first character, its occurrences in its message
     follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
@@ -682,6 +688,7 @@ class PolicyModel:
             "N_mix": np.full(shape.max_steps, np.log(NUMBER_MIX_PRIOR / (1.0 - NUMBER_MIX_PRIOR))),
             "U_level": np.zeros((NUMBER_SLOTS, len(NUMBER_LEVELS), h)),  # per number slot and level
             "P_near": np.zeros(len(NEAR_OFFSETS) * shape.word_rows),  # per neighbour offset and hashed word
+            "P_word_used": np.zeros(1),  # for a slot starting a word the turn has written whole
         }
         # A recency prior, as in ALiBi: the pointer starts out favouring the prompt's last
         # tokens, falling off linearly with distance; the last message's start view starts below
@@ -1188,8 +1195,9 @@ class PolicyModel:
                 prev[i, -min(len(done), PREVIOUS_TOKENS) :] = done[-PREVIOUS_TOKENS:]
                 emitted[i, done] = True
                 commas[i] = np.count_nonzero(done == self._comma)
-        last_word = self._last_reply_word([np.asarray(done, dtype=np.int64) for done in generated])
-        return self._assemble(self.prompt_features(views), prompt_of, gen, step, prev, emitted, commas, last_word)
+        replies = [np.asarray(done, dtype=np.int64) for done in generated]
+        last_word = self._last_reply_word(replies)
+        return self._assemble(self.prompt_features(views), prompt_of, gen, step, prev, emitted, commas, last_word, self._written_words(replies))
 
     def features_for_rows(
         self, prompts: PromptFeatures, prompt_of: np.ndarray, generated: np.ndarray, images: np.ndarray | None = None
@@ -1208,8 +1216,25 @@ class PolicyModel:
         emitted = np.zeros((n, s.vocab_size), dtype=bool)
         np.put_along_axis(emitted, generated.astype(np.int64), True, axis=1)
         commas = np.count_nonzero(generated == self._comma, axis=1)
-        last_word = self._last_reply_word(generated.astype(np.int64))
-        return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, commas, last_word, images)
+        replies = generated.astype(np.int64)
+        last_word = self._last_reply_word(replies)
+        written = self._written_words(replies)
+        return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, commas, last_word, written, images)
+
+    def _written_words(self, replies: Sequence[np.ndarray]) -> np.ndarray:
+        """(N, WRITTEN_WORDS) for each reply so far: the hashed rows (as the pointer's word keys
+        hash them) of its first words that something other than a letter or digit has ended,
+        -2 past them: the words the turn has written whole."""
+        out = np.full((len(replies), WRITTEN_WORDS), -2, dtype=np.int64)
+        for row, reply in enumerate(replies):
+            if not len(reply) or self._is_word_char[reply].all():
+                continue
+            starts, keys = self._hashed_words(reply)
+            if self._is_word_char[reply[-1]]:  # the word being written is not yet whole
+                keys = keys[:-1]
+            keys = keys[:WRITTEN_WORDS]
+            out[row, : len(keys)] = _hash_rows(np.asarray(keys, dtype=np.int64), self.shape.word_rows)
+        return out
 
     def _last_reply_word(self, replies: Sequence[np.ndarray]) -> np.ndarray:
         """(N, 3) for each reply so far: the first and last tokens of its last word (-1 where it
@@ -1291,13 +1316,14 @@ class PolicyModel:
         emitted: np.ndarray,
         commas: np.ndarray,
         last_word: np.ndarray,
+        written: np.ndarray,
         images: np.ndarray | None = None,
     ) -> Features:
         """Features of rows that each follow one of ``prompts`` (``prompt_of``), from each row's
         turn so far (``prev`` (N, PREVIOUS_TOKENS): the last tokens emitted, the latest last, -1
         before the first; at the first step the prompt's last token is the previous one;
         ``commas``: how many the turn holds, so how many items of a list it has written;
-        ``last_word``: ``_last_reply_word``)."""
+        ``last_word``: ``_last_reply_word``; ``written``: ``_written_words``)."""
         s, o = self.shape, self._offsets
         around = prompts.neighbours[prompt_of]
         # matched whatever the case: a letter the case switch turned still continues its word
@@ -1332,6 +1358,8 @@ class PolicyModel:
         counts = prompts.counts[prompt_of]
         used = np.take_along_axis(emitted, slots, axis=1).astype(self.dtype)
         used[:, -1] = 0.0
+        word_keys = prompts.word_keys[prompt_of]
+        word_used = ((word_keys[:, :, None] == written[:, None, :]).any(axis=2) & (word_keys >= 0)).astype(self.dtype)
         return Features(
             prompt_of=prompt_of,
             prompt_rows=prompts.prompt_rows,
@@ -1342,6 +1370,7 @@ class PolicyModel:
             step=capped,
             slots=slots,
             used=used,
+            word_used=word_used,
             follows=follows.astype(self.dtype),
             counts=counts,
             word_counts=prompts.word_counts[prompt_of],
@@ -1349,7 +1378,7 @@ class PolicyModel:
                 [self._order(prompts.ordered, prompt_of, emitted, counts > 0, used), self._next_items(prompts.ranked, prompt_of, commas)], axis=2
             ),
             marked=prompts.marked[prompt_of],
-            word_keys=prompts.word_keys[prompt_of],
+            word_keys=word_keys,
             place_keys=prompts.place_keys[prompt_of],
             near_keys=prompts.near_keys,
             numbers=prompts.numbers,
@@ -1613,7 +1642,8 @@ class PolicyModel:
         ending early) and no score per step: one let a task whose answers mostly end at step 5
         end its longer ones there too, with no sample left to show otherwise."""
         p = self.params
-        scores = GAINS["P_used"] * p["P_used"][0] * feats.used + feats.order @ (GAINS["P_order"] * p["P_order"])
+        scores = GAINS["P_used"] * (p["P_used"][0] * feats.used + p["P_word_used"][0] * feats.word_used)
+        scores += feats.order @ (GAINS["P_order"] * p["P_order"])
         scores += feats.marked @ (GAINS["P_mark"] * p["P_mark"])
         scores[:, :-1] += GAINS["P_pos"] * p["P_pos"][feats.step]
         scores[:, :-1] += feats.follows[:, :-1] @ (GAINS["P_rel"] * p["P_rel"])
@@ -1731,6 +1761,7 @@ class PolicyModel:
         dscores = cache.attention * (dattention - (cache.attention * dattention).sum(axis=1, keepdims=True))
         grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores[:, :-1], p["P_pos"].shape)
         grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
+        grads["P_word_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.word_used).sum()])
         grads["P_order"] = GAINS["P_order"] * np.einsum("ns,nsk->k", dscores, feats.order)
         grads["P_mark"] = GAINS["P_mark"] * np.einsum("ns,nsk->k", dscores, feats.marked)
         grads["P_rel"] = GAINS["P_rel"] * np.einsum("ns,nsk->k", dscores[:, :-1], feats.follows[:, :-1])
