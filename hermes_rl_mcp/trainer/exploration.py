@@ -69,11 +69,10 @@ an environment makes while it evaluates (``PURPOSE_HEADER``), are never explored
 
 The shares above are where a run starts. The sampler also records each explored turn's kind
 (a word, a pair, each in another case or not, a sum, a list, an item, a span, each form of
-rewrite), the learner
-credits each kind with how often its turns scored above their group, and each kind is then
-offered in proportion to its share plus that record (``_kind_chances``): one form of rewrite
-among six starts at a fraction of a percent of the replacements, and the task that asks for
-it would otherwise see it a few times in a run.
+rewrite), the learner credits each kind with how often its turns scored above their group, and
+each kind is then offered in proportion to its share plus that record (``_kind_chances``): one
+form of rewrite among six starts at a fraction of a percent of the replacements, and the task
+that asks for it would otherwise see it a few times in a run.
 """
 
 from __future__ import annotations
@@ -307,9 +306,9 @@ def _runs(model: PolicyModel, prompt: Sequence[int]) -> tuple[list[list[list[int
 
 
 def _rewritten(model: PolicyModel, run: list[list[int]], kind: str, links: list[int], rng: np.random.Generator) -> list[int]:
-    """``run`` rewritten as ``kind`` says (token ids ending with the end token): its initials; its words in reverse order with spaces
-    between; or its words joined by nothing or by one of ``links`` (by nothing where there is
-    none), as they are, in lowercase or in capitals."""
+    """``run`` rewritten as ``kind`` says (token ids ending with the end token): its initials;
+    its words in reverse order with spaces between; or its words joined by nothing or by one of
+    ``links`` (by nothing where there is none), as they are, in lowercase or in capitals."""
     if kind == "initials":
         return [*(word[0] for word in run), END]
     if kind == "reversed":

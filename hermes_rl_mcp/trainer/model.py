@@ -37,7 +37,8 @@ views of its context, each a bias that helps short text tasks in general:
   place at the word's first character, fixed and as the hidden layer asks: "the second item"
   is one place whatever the items' lengths), by marks (``MARKS``: the place a number of the
   prompt names, an item or word said twice, a word that ends or begins like another), by
-  coverage (whether the slot's token was already emitted this turn) and by neighbourhood
+  coverage (whether the slot's token was already emitted this turn, and whether the word it
+  starts was written whole) and by neighbourhood
   (whether the slot follows, or precedes, a prompt occurrence of the token just emitted, or of
   the last two, letters matched whatever their case, so copying a span forwards or backwards
   is one weight and a letter shared by two words does not switch words mid-copy; the end slot
@@ -132,7 +133,7 @@ Params = dict[str, np.ndarray]
 # likelier than others, whatever the number of slots the attention spreads over.
 COPY_FLOOR = 0.003
 GAINS = {
-    "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_rel": 10.0, "P_end": 10.0, "P_gain": 10.0,
+    "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_word_used": 10.0, "P_rel": 10.0, "P_end": 10.0, "P_gain": 10.0,
     "P_order": 10.0, "P_mark": 10.0,
     "M": 10.0, "R": 60.0, "C": 10.0, "C_word": 10.0, "P_case": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
@@ -1229,7 +1230,7 @@ class PolicyModel:
         for row, reply in enumerate(replies):
             if not len(reply) or self._is_word_char[reply].all():
                 continue
-            starts, keys = self._hashed_words(reply)
+            _, keys = self._hashed_words(reply)
             if self._is_word_char[reply[-1]]:  # the word being written is not yet whole
                 keys = keys[:-1]
             keys = keys[:WRITTEN_WORDS]
@@ -1642,7 +1643,7 @@ class PolicyModel:
         ending early) and no score per step: one let a task whose answers mostly end at step 5
         end its longer ones there too, with no sample left to show otherwise."""
         p = self.params
-        scores = GAINS["P_used"] * (p["P_used"][0] * feats.used + p["P_word_used"][0] * feats.word_used)
+        scores = GAINS["P_used"] * p["P_used"][0] * feats.used + GAINS["P_word_used"] * p["P_word_used"][0] * feats.word_used
         scores += feats.order @ (GAINS["P_order"] * p["P_order"])
         scores += feats.marked @ (GAINS["P_mark"] * p["P_mark"])
         scores[:, :-1] += GAINS["P_pos"] * p["P_pos"][feats.step]
@@ -1761,7 +1762,7 @@ class PolicyModel:
         dscores = cache.attention * (dattention - (cache.attention * dattention).sum(axis=1, keepdims=True))
         grads["P_pos"] = GAINS["P_pos"] * _rows_sum(feats.step, dscores[:, :-1], p["P_pos"].shape)
         grads["P_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.used).sum()])
-        grads["P_word_used"] = GAINS["P_used"] * np.asarray([(dscores * feats.word_used).sum()])
+        grads["P_word_used"] = GAINS["P_word_used"] * np.asarray([(dscores * feats.word_used).sum()])
         grads["P_order"] = GAINS["P_order"] * np.einsum("ns,nsk->k", dscores, feats.order)
         grads["P_mark"] = GAINS["P_mark"] * np.einsum("ns,nsk->k", dscores, feats.marked)
         grads["P_rel"] = GAINS["P_rel"] * np.einsum("ns,nsk->k", dscores[:, :-1], feats.follows[:, :-1])
