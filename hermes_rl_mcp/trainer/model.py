@@ -201,6 +201,8 @@ NEAR_OFFSETS = (-3, -2, -1, 1, 2, 3)
 # a word the turn has written whole (one of its first WRITTEN_WORDS words) also has a weight
 # (``P_word_used``): "each item once", in a list written in any order, is one weight.
 WRITTEN_WORDS = 8
+# A word's key: its tokens read as digits in base WORD_HASH_BASE, modulo 2**61.
+WORD_HASH_BASE, WORD_HASH_MASK = 131, (1 << 61) - 1
 MARKS = 8 + len(NEAR_OFFSETS)
 # A word said with a number ("Ann is 34", "Greta 165 cm", "pears cost $5", "3 apples") stands a
 # few words before it or just after it. For each of these offsets (in words: -2 is two words
@@ -992,7 +994,7 @@ class PolicyModel:
             if self._is_word_char[token]:
                 if not key:
                     start = at
-                key = (key * 131 + token) % (1 << 61)
+                key = (key * WORD_HASH_BASE + token) & WORD_HASH_MASK
             elif key:
                 starts.append(start)
                 keys.append(key)
@@ -1198,7 +1200,11 @@ class PolicyModel:
                 commas[i] = np.count_nonzero(done == self._comma)
         replies = [np.asarray(done, dtype=np.int64) for done in generated]
         last_word = self._last_reply_word(replies)
-        return self._assemble(self.prompt_features(views), prompt_of, gen, step, prev, emitted, commas, last_word, self._written_words(replies))
+        padded = np.full((n, int(step.max(initial=0))), PAD, dtype=np.int64)
+        for i, reply in enumerate(replies):
+            padded[i, : len(reply)] = reply
+        written = self._written_words(padded)
+        return self._assemble(self.prompt_features(views), prompt_of, gen, step, prev, emitted, commas, last_word, written)
 
     def features_for_rows(
         self, prompts: PromptFeatures, prompt_of: np.ndarray, generated: np.ndarray, images: np.ndarray | None = None
@@ -1222,19 +1228,23 @@ class PolicyModel:
         written = self._written_words(replies)
         return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, commas, last_word, written, images)
 
-    def _written_words(self, replies: Sequence[np.ndarray]) -> np.ndarray:
-        """(N, WRITTEN_WORDS) for each reply so far: the hashed rows (as the pointer's word keys
-        hash them) of its first words that something other than a letter or digit has ended,
-        -2 past them: the words the turn has written whole."""
-        out = np.full((len(replies), WRITTEN_WORDS), -2, dtype=np.int64)
-        for row, reply in enumerate(replies):
-            if not len(reply) or self._is_word_char[reply].all():
-                continue
-            _, keys = self._hashed_words(reply)
-            if self._is_word_char[reply[-1]]:  # the word being written is not yet whole
-                keys = keys[:-1]
-            keys = keys[:WRITTEN_WORDS]
-            out[row, : len(keys)] = _hash_rows(np.asarray(keys, dtype=np.int64), self.shape.word_rows)
+    def _written_words(self, replies: np.ndarray) -> np.ndarray:
+        """(N, WRITTEN_WORDS) for each reply so far (``replies`` (N, T), PAD after a shorter
+        one's end): the hashed rows (as the pointer's word keys hash them) of its first words
+        that something other than a letter or digit has ended, -2 past them: the words the turn
+        has written whole. Hashed a column at a time for every reply at once: in unsigned 64-bit
+        arithmetic, which wraps modulo 2**64, a multiple of the hash's 2**61."""
+        n = len(replies)
+        out = np.full((n, WRITTEN_WORDS), -2, dtype=np.int64)
+        key = np.zeros(n, dtype=np.uint64)
+        found = np.zeros(n, dtype=np.int64)
+        rows = np.arange(n)
+        for column in replies.T:
+            in_word = self._is_word_char[column]
+            ended = ~in_word & (key != 0) & (column != PAD) & (found < WRITTEN_WORDS)
+            out[rows[ended], found[ended]] = _hash_rows(key[ended], self.shape.word_rows)
+            found += ended
+            key = np.where(in_word, (key * np.uint64(WORD_HASH_BASE) + column.astype(np.uint64)) & np.uint64(WORD_HASH_MASK), np.uint64(0))
         return out
 
     def _last_reply_word(self, replies: Sequence[np.ndarray]) -> np.ndarray:
