@@ -1232,8 +1232,8 @@ class PolicyModel:
         """(N, WRITTEN_WORDS) for each reply so far (``replies`` (N, T), PAD after a shorter
         one's end): the hashed rows (as the pointer's word keys hash them) of its first words
         that something other than a letter or digit has ended, -2 past them: the words the turn
-        has written whole. Hashed a column at a time for every reply at once: in unsigned 64-bit
-        arithmetic, which wraps modulo 2**64, a multiple of the hash's 2**61."""
+        has written whole. Hashed a column at a time for every reply at once, as unsigned 64-bit
+        integers: they wrap modulo 2**64, a multiple of the hash's 2**61, so the keys agree."""
         n = len(replies)
         out = np.full((n, WRITTEN_WORDS), -2, dtype=np.int64)
         key = np.zeros(n, dtype=np.uint64)
