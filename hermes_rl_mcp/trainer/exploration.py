@@ -501,8 +501,7 @@ def explore(
         sums = _fitting(_sums(model, found), max_tokens, constraint)
         lists = _lists(model, prompt)
         runs, texts, links = _runs(model, prompt)
-        run_chances = _run_chances(runs, frequencies)
-        span_chances = _run_chances(runs, frequencies, geometric=True)
+        run_chances, span_chances = _run_chances(runs, frequencies)
         offers = {"list": bool(lists), "rewrite": bool(runs), "links": bool(links), "sum": bool(sums), "item": bool(lists), "span": bool(runs), "pair": bool(phrases)}
         kinds, kind_chances = _kind_chances(offers, rewrite_share, case_share, record.records() if record is not None else {})
         for index in np.flatnonzero(draws < share):
@@ -513,13 +512,9 @@ def explore(
                 items = lists[int(rng.integers(len(lists)))][0]
                 pick = [*items[int(rng.integers(len(items)))], END]
             elif kind in REWRITES:
-                rare = run_chances is not None and rng.random() < RARE_SHARE
-                at = rng.choice(len(runs), p=run_chances) if rare else rng.integers(len(runs))
-                pick = _rewritten(model, runs[int(at)], kind, links, rng)
+                pick = _rewritten(model, runs[_draw_run(len(runs), run_chances, rng)], kind, links, rng)
             elif kind == "span":
-                rare = span_chances is not None and rng.random() < RARE_SHARE
-                at = rng.choice(len(runs), p=span_chances) if rare else rng.integers(len(runs))
-                pick = [*texts[int(at)], END]
+                pick = [*texts[_draw_run(len(runs), span_chances, rng)], END]
             else:
                 pool, rare = {"sum": (sums, ([], None)), "pair": (phrases, rare_phrases), "word": (words, rare_words)}[kind.removesuffix("_cased")]
                 chances = None
@@ -554,16 +549,23 @@ def explore(
     return out
 
 
-def _run_chances(runs: list[list[list[int]]], frequencies: WordFrequencies | None, geometric: bool = False) -> np.ndarray | None:
+def _run_chances(runs: list[list[list[int]]], frequencies: WordFrequencies | None) -> tuple[np.ndarray | None, np.ndarray | None]:
     """The chance of drawing each of ``runs`` in proportion to the product of its words'
-    rarities, or with ``geometric`` to their geometric mean (None until ``frequencies`` can
-    tell)."""
+    rarities (for a rewrite), and in proportion to their geometric mean (for a run as written);
+    None and None until ``frequencies`` can tell."""
     rarity = frequencies.rarity([word for run in runs for word in run]) if frequencies is not None and runs else None
     if rarity is None:
-        return None
+        return None, None
     ends = np.cumsum([0, *(len(run) for run in runs)])
-    weights = np.asarray([np.prod(rarity[a:b]) ** (1 / (b - a) if geometric else 1) for a, b in zip(ends, ends[1:])])
-    return weights / weights.sum()
+    products = np.asarray([np.prod(rarity[a:b]) for a, b in zip(ends, ends[1:])])
+    means = products ** (1 / np.diff(ends))
+    return products / products.sum(), means / means.sum()
+
+
+def _draw_run(count: int, chances: np.ndarray | None, rng: np.random.Generator) -> int:
+    """The index of a run: half the time (when ``chances`` are known) drawn by them, else evenly."""
+    rare = chances is not None and rng.random() < RARE_SHARE
+    return int(rng.choice(count, p=chances) if rare else rng.integers(count))
 
 
 def _logprobs(

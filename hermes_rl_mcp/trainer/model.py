@@ -1184,13 +1184,15 @@ class PolicyModel:
         prev = np.full((n, PREVIOUS_TOKENS), -1, dtype=np.int64)
         emitted = np.zeros((n, v), dtype=bool)
         commas = np.zeros(n, dtype=np.int64)
-        for i, (prompt, done) in enumerate(zip(prompts, generated)):
+        replies = [np.asarray(done, dtype=np.int64) for done in generated]
+        padded = np.full((n, max((len(done) for done in replies), default=0)), PAD, dtype=np.int64)  # PAD past a reply's end
+        for i, (prompt, done) in enumerate(zip(prompts, replies)):
             key = tuple(prompt)
             if key not in index:
                 index[key] = len(views)
                 views.append(self.prompt_view(prompt))
             prompt_of[i] = index[key]
-            done = np.asarray(done, dtype=np.int64)
+            padded[i, : len(done)] = done
             head = done[: s.gen_slots]
             gen[i, : len(head)] = head
             step[i] = len(done)
@@ -1198,13 +1200,9 @@ class PolicyModel:
                 prev[i, -min(len(done), PREVIOUS_TOKENS) :] = done[-PREVIOUS_TOKENS:]
                 emitted[i, done] = True
                 commas[i] = np.count_nonzero(done == self._comma)
-        replies = [np.asarray(done, dtype=np.int64) for done in generated]
-        last_word = self._last_reply_word(replies)
-        padded = np.full((n, int(step.max(initial=0))), PAD, dtype=np.int64)
-        for i, reply in enumerate(replies):
-            padded[i, : len(reply)] = reply
-        written = self._written_words(padded)
-        return self._assemble(self.prompt_features(views), prompt_of, gen, step, prev, emitted, commas, last_word, written)
+        return self._assemble(
+            self.prompt_features(views), prompt_of, gen, step, prev, emitted, commas, self._last_reply_word(replies), self._written_words(padded)
+        )
 
     def features_for_rows(
         self, prompts: PromptFeatures, prompt_of: np.ndarray, generated: np.ndarray, images: np.ndarray | None = None
