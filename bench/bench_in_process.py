@@ -111,6 +111,8 @@ async def run(task: str, seed: int, steps: int | None, show: int, edits: dict[st
         env.policy = policy  # type: ignore[assignment]
         await env.setup()
         admit = EqualScoreFilter()
+        collected = kept = 0  # groups, since the last evaluation
+        boost = 1.0
         for step in range(total + 1):
             if step % config.steps_per_eval == 0 or step == total:
                 policy.evaluated.clear()
@@ -118,17 +120,22 @@ async def run(task: str, seed: int, steps: int | None, show: int, edits: dict[st
                     metrics = await env.evaluate()
                 accuracy = float(metrics["eval/percent_correct"])
                 curve.append((step, accuracy))
-                print(f"  seed {seed}  step {step:4d}  eval {accuracy:.3f}  {time.perf_counter() - started:6.1f} s", flush=True)
+                # groups sampled per group trained on, and the exploration boost at the last step
+                spent = f"  {collected / kept:5.1f} groups a kept one  boost {boost:.2f}" if kept else ""
+                print(f"  seed {seed}  step {step:4d}  eval {accuracy:.3f}  {time.perf_counter() - started:6.1f} s{spent}", flush=True)
+                collected = kept = 0
             if step == total:
                 break
             groups: list[dict[str, Any]] = []
             for _ in range(8 * batch_size):  # bounded, as a starving runtime lets groups through
                 group, _ = await env.collect_trajectories(await env.get_next_item())
+                collected += 1
                 if group and admit.admit(list(group["scores"])):
                     groups.append(group)
                 if sum(len(g["tokens"]) for g in groups) >= batch_size:
                     break
-            await learner.step(groups)
+            kept += len(groups)
+            boost = (await learner.step(groups)).get("explore/boost", 1.0)
             await learner.publish(step + 1)
     for prompt, reply in policy.evaluated[-show:] if show else ():
         print(f"    {prompt[-50:]!r} -> {reply!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import numpy as np
@@ -1357,6 +1358,48 @@ def test_a_kind_of_exploration_whose_samples_score_is_offered_more() -> None:
     # before: a third of the reversals, a 24th of the rewrites (0.014); after, about a ninth of
     # all the replacements (0.09 to 0.125 over eight seeds: the bound leaves three deviations)
     assert before < 0.03 and after > 0.06
+
+
+def test_the_sampler_explores_more_while_explored_samples_make_the_groups_that_teach() -> None:
+    from hermes_rl_mcp.sdk.env_types import PROMPT_MASK
+    from hermes_rl_mcp.trainer.exploration import ExploredTurns
+    from hermes_rl_mcp.trainer.grpo import flatten_groups
+    from hermes_rl_mcp.trainer.policy_server import PolicyHolder, SamplingRequest
+
+    record = ExploredTurns()
+    holder = PolicyHolder(model=small_model(np.float32), explore_prompt_words=0.1, explored=record, rng=np.random.default_rng(3))
+    prompt = TOK.generation_prompt([{"role": "user", "content": "Priya came first, then Tom. Who came first?"}])
+
+    async def serve(requests: int) -> list[list[list[int]]]:
+        request = SamplingRequest(n=8, max_tokens=8, temperature=1.0)
+        return [[s.token_ids for s in await holder.sample(request, prompt)] for _ in range(requests)]
+
+    def explored_share(groups: list[list[list[int]]]) -> float:
+        return float(np.mean([record.holds(prompt, reply) for group in groups for reply in group]))
+
+    def train_on(replies: list[list[int]], winner: int) -> None:
+        record.credit(flatten_groups([{
+            "tokens": [prompt + r for r in replies],
+            "masks": [[PROMPT_MASK] * len(prompt) + r for r in replies],
+            "scores": [float(k == winner) for k in range(len(replies))],
+        }]))
+
+    assert record.boost() == 1.0 and 0.05 < explored_share(asyncio.run(serve(40))) < 0.15
+    # sixteen groups served for each one trained on, and in each trained group the sample that
+    # scored was an explored one: exploration is what finds the answers
+    for _ in range(12):
+        groups = asyncio.run(serve(16))
+        explored = next(g for g in reversed(groups) if any(record.holds(prompt, r) for r in g))
+        train_on(explored, next(k for k, r in enumerate(explored) if record.holds(prompt, r)))
+    boost = record.boost()
+    assert 3.0 < boost <= 4.0  # about the square root of 16
+    assert 0.25 < explored_share(asyncio.run(serve(40))) < 0.5  # 0.1 times the boost
+    # then the policy's own samples score, and every group served is trained on: back to the share
+    for _ in range(20):
+        groups = asyncio.run(serve(1))
+        own = groups[0]
+        train_on(own, next(k for k, r in enumerate(own) if not record.holds(prompt, r)))
+    assert record.boost() < 1.1
 
 
 def test_exploration_offers_a_prompt_answers_that_scored_on_other_prompts() -> None:

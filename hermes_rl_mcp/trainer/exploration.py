@@ -78,6 +78,7 @@ that asks for it would otherwise see it a few times in a run.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from itertools import groupby
@@ -141,6 +142,16 @@ SPAN_SHARE = 1 / 4
 # horizon of about 30 steps of 64 samples).
 PRIOR_TRIES = 8.0
 CREDIT_DECAY = 0.995
+# While exploration is what makes the groups that teach, it is offered more. A group whose
+# samples all score alike teaches nothing and is dropped before training; where the policy's own
+# samples seldom score, most groups are dropped and a step samples many groups for each one it
+# trains on (sixteen per kept group on a conversation whose answer is a name said turns before,
+# at a share of 0.1). The sampler then explores up to MAX_BOOST times its shares: by the square
+# root of the samples served per turn trained on, weighed by the share of the turns that scored
+# above their group that were explored. Once the policy's own samples score, that share falls
+# and so does the boost. Both measures are smoothed over batches by BOOST_MEMORY.
+MAX_BOOST = 4.0
+BOOST_MEMORY = 0.8
 KINDS = ("list", "item", *REWRITES, "sum", "span", "pair", "pair_cased", "word", "word_cased", "rewarded")
 PROMPTS_BEFORE_RARITY = 16
 
@@ -157,6 +168,10 @@ class ExploredTurns:
         self._turns: OrderedDict[bytes, str] = OrderedDict()
         self._tries = dict.fromkeys(KINDS, 0.0)
         self._wins = dict.fromkeys(KINDS, 0.0)
+        self._served = 0  # samples the sampler could have explored since the last batch was credited
+        self._served_lock = threading.Lock()  # the sampler counts on the event loop, the learner reads in its thread
+        self._waste = 1.0  # smoothed: samples served per turn trained on
+        self._explored_wins = 0.0  # smoothed: the share of the turns scoring above their group that were explored
 
     @staticmethod
     def _key(prompt: Sequence[int], turn: Sequence[int]) -> bytes:
@@ -176,10 +191,23 @@ class ExploredTurns:
     def holds(self, prompt: Sequence[int], turn: Sequence[int]) -> bool:
         return self._key(prompt, turn) in self._turns
 
+    def served(self, samples: int) -> None:
+        """Count samples the sampler served for training (explored or not)."""
+        with self._served_lock:
+            self._served += samples
+
     def credit(self, batch: TokenBatch) -> None:
         """Count the batch's explored turns per kind, and those whose sequence scored above its
-        group."""
-        for turn, _, advantage in batch.turn_starts():
+        group; and update the boost's measures (``boost``)."""
+        turns = batch.turn_starts()
+        with self._served_lock:
+            served, self._served = self._served, 0
+        if turns and served:
+            self._waste = BOOST_MEMORY * self._waste + (1 - BOOST_MEMORY) * served / len(turns)
+        wins = [self._key(*batch.turns[turn]) in self._turns for turn, _, advantage in turns if advantage > 0]
+        if wins:
+            self._explored_wins = BOOST_MEMORY * self._explored_wins + (1 - BOOST_MEMORY) * float(np.mean(wins))
+        for turn, _, advantage in turns:
             kind = self._turns.get(self._key(*batch.turns[turn]))
             if kind is None:
                 continue
@@ -193,6 +221,10 @@ class ExploredTurns:
         """Each kind's recent record: the share of its samples that scored above their group
         (``PRIOR_TRIES``)."""
         return {kind: self._wins[kind] / (self._tries[kind] + PRIOR_TRIES) for kind in KINDS}
+
+    def boost(self) -> float:
+        """How many times its shares the sampler explores now (1 to ``MAX_BOOST``)."""
+        return 1.0 + (min(self._waste**0.5, MAX_BOOST) - 1.0) * self._explored_wins if self._waste > 1 else 1.0
 
     def __len__(self) -> int:
         return len(self._turns)

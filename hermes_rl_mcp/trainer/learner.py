@@ -81,6 +81,7 @@ class Learner:
             self.rewarded.add_from(batch)
         if self.explored is not None:
             self.explored.credit(batch)  # which kinds of exploration find this task's answers
+            metrics["explore/boost"] = self.explored.boost()
         if batch.targets:
             metrics.update(self._optimise(batch))
         else:

@@ -185,10 +185,14 @@ class PolicyHolder:
         exploring = self.explore_prompt_words > 0 or self.explore_rewarded > 0
         if not exploring or req.for_evaluation or req.stop_list() or req.top_p < 1.0:
             return samples
+        boost = 1.0
+        if self.explored is not None:
+            self.explored.served(len(samples))
+            boost = self.explored.boost()
         return explore(
-            model, prompt_ids, samples, share=self.explore_prompt_words, max_tokens=req.new_tokens(),
+            model, prompt_ids, samples, share=self.explore_prompt_words * boost, max_tokens=req.new_tokens(),
             temperature=temperature, constraint=constraint, rng=rng, record=self.explored,
-            rewarded=self.rewarded, rewarded_share=self.explore_rewarded, frequencies=self.word_frequencies,
+            rewarded=self.rewarded, rewarded_share=self.explore_rewarded * boost, frequencies=self.word_frequencies,
         )
 
 
