@@ -72,7 +72,9 @@ The shares above are where a run starts. The sampler also records each explored 
 rewrite), the learner credits each kind with how often its turns scored above their group, and
 each kind is then offered in proportion to its share plus that record (``_kind_chances``): one
 form of rewrite among six starts at a fraction of a percent of the replacements, and the task
-that asks for it would otherwise see it a few times in a run.
+that asks for it would otherwise see it a few times in a run. And while explored samples are
+what make the groups that teach, and most groups teach nothing, the sampler explores more, up
+to ``MAX_BOOST`` times the shares (``ExploredTurns.boost``).
 """
 
 from __future__ import annotations

@@ -50,10 +50,12 @@ def _places(keys: Sequence[Any]) -> list[int]:
     return ranks
 
 
-def find_lists(tokens: Sequence[int], is_word_char: np.ndarray, comma: int) -> list[TokenList]:
+def find_lists(tokens: Sequence[int], is_word_char: np.ndarray, comma: int, words: list[tuple[int, int]] | None = None) -> list[TokenList]:
     """The lists of ``tokens`` (token ids; ``is_word_char`` says which ids are letters and
-    digits, ``comma`` is the comma's id)."""
-    words = word_spans(tokens, is_word_char)
+    digits, ``comma`` is the comma's id; ``words``, when the caller has them, their
+    ``word_spans``)."""
+    if words is None:
+        words = word_spans(tokens, is_word_char)
     joins = [tuple(tokens[a[1] : b[0]]) for a, b in zip(words, words[1:])]
     found: list[TokenList] = []
     first = 0

@@ -296,6 +296,12 @@ IDENTITY_LOGIT = 8.0
 # without the switch, 0.70 with it learning so).
 CASE_SWITCH_PRIOR = 0.001
 _ROLE_IDS = np.asarray(sorted(ROLE_TOKENS.values()), dtype=np.int64)
+_ROLE_TABLE = np.isin(np.arange(_ROLE_IDS.max() + 2), _ROLE_IDS)  # by token id, the last entry (False) for every id above
+
+
+def _is_role(tokens: np.ndarray) -> np.ndarray:
+    """Which of ``tokens`` are role tokens (a table lookup: ``np.isin`` costs more, per prompt)."""
+    return _ROLE_TABLE[np.minimum(tokens, len(_ROLE_TABLE) - 1)]
 
 
 @dataclass(frozen=True)
@@ -748,8 +754,8 @@ class PolicyModel:
         source[: len(back)] = back
         at = s.window
         heads = []
-        spans = self._head_spans(start, stop, [(first_start, first_stop), (earlier_start, earlier_stop)])
-        for begin, end in spans:
+        head_spans = self._head_spans(start, stop, [(first_start, first_stop), (earlier_start, earlier_stop)])
+        for begin, end in head_spans:
             head = np.full(s.message_slots, PAD, dtype=np.int64)
             content = tokens[begin:end][: s.message_slots]
             head[: len(content)] = content
@@ -757,14 +763,17 @@ class PolicyModel:
             source[at : at + len(content)] = np.arange(begin, begin + len(content))
             at += s.message_slots
         read = source >= 0
+        # found once, read by several of the helpers below
+        message_of = _message_starts(tokens)
+        words = self._word_spans(tokens)
         counts = np.zeros(s.pointer_slots, dtype=np.int64)
         counts[read] = self._counts_in_word(tokens)[source[read]]
         ordered = np.zeros((s.pointer_slots, 2, s.vocab_size), dtype=bool)
-        ordered[read] = self._order_in_word(tokens)[source[read]]
+        ordered[read] = self._order_in_word(tokens, words)[source[read]]
         ordered = _token_bits(ordered)
         ranked = np.full((s.pointer_slots, RANKS), -1, dtype=np.int64)
-        lists = find_lists(tokens.tolist(), self._is_word_char, self._comma)
-        ranked[read] = np.concatenate([self._list_ranks(tokens, lists), self._bound_ranks(tokens)], axis=1)[source[read]]
+        lists = find_lists(tokens.tolist(), self._is_word_char, self._comma, words)
+        ranked[read] = np.concatenate([self._list_ranks(tokens, lists), self._bound_ranks(tokens, words, message_of)], axis=1)[source[read]]
         message, opening, earlier = heads
         content = tokens[start:stop]
         opening_tokens = tokens[first_start:first_stop]
@@ -778,17 +787,17 @@ class PolicyModel:
             self._words_after_numbers(word_rows[first_start:first_stop], opening_tokens),
         ])
         number_context = np.concatenate([number_context, number_words[:, None]], axis=1)
-        places = self._places(tokens)
+        places = self._places(tokens, message_of)
         marked = np.zeros((s.pointer_slots, MARKS), dtype=self.dtype)
         named = numbers[: min(number_count, MAX_NUMBERS)]
         marked[read, :2] = np.isin(places, named[named > 0])[source[read]]
         links = np.full((s.pointer_slots, LINKS), PAD, dtype=np.int64)
-        read_links, phrase_edges = self._phrase_inputs(tokens, [(start, stop), (first_start, first_stop), (earlier_start, earlier_stop)])
+        read_links, phrase_edges = self._phrase_inputs(tokens, words, [(start, stop), (first_start, first_stop), (earlier_start, earlier_stop)])
         links[read] = read_links[source[read]]
-        held = self._word_counts(tokens, word_starts, hashed)
+        held = self._word_counts(tokens, word_starts, hashed, message_of)
         marked[read, 2:4] = self._repeated(tokens, lists, held)[source[read]]
-        marked[read, 4:8] = self._shared_affixes(tokens)[source[read]]
-        near, asked = self._near_words(tokens, word_starts, hashed, start, stop)
+        marked[read, 4:8] = self._shared_affixes(tokens, words, message_of)[source[read]]
+        near, asked = self._near_words(tokens, word_starts, hashed, message_of, start, stop)
         near_keys = np.full((s.pointer_slots, len(NEAR_OFFSETS)), -1, dtype=np.int64)
         near_keys[read] = near[source[read]]
         marked[read, 8:] = asked[source[read]]
@@ -823,7 +832,7 @@ class PolicyModel:
                 _words_between(word_starts, hashed, earlier_start, earlier_stop),
             ),
             np.minimum(counts, s.max_count - 1), np.minimum(word_counts, s.max_count - 1),
-            self._join_views(np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources], heads, spans, start),
+            self._join_views(np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources], heads, head_spans, start),
             links, phrase_edges,
             ordered, ranked, marked, word_keys, place_keys, near_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content, word_rows[start:stop]),
@@ -937,11 +946,12 @@ class PolicyModel:
         return out
 
     @staticmethod
-    def _word_counts(tokens: np.ndarray, word_starts: list[int], hashed: list[int]) -> np.ndarray:
+    def _word_counts(tokens: np.ndarray, word_starts: list[int], hashed: list[int], message_of: np.ndarray) -> np.ndarray:
         """(len(tokens),): at each word's first token, how many times its message holds the word
-        (the prompt's hashed words, ``_hashed_words``); 0 elsewhere."""
+        (the prompt's hashed words, ``_hashed_words``; ``message_of``: ``_message_starts``); 0
+        elsewhere."""
         out = np.zeros(len(tokens), dtype=np.int64)
-        words = list(zip(_message_starts(tokens)[word_starts].tolist(), hashed))
+        words = list(zip(message_of[word_starts].tolist(), hashed))
         held = Counter(words)
         out[word_starts] = [held[word] for word in words]
         return out
@@ -958,9 +968,10 @@ class PolicyModel:
             out[half * self.shape.bag_words : half * self.shape.bag_words + len(keys)] = [key in seen for key in keys]
         return out
 
-    def _places(self, tokens: np.ndarray) -> np.ndarray:
+    def _places(self, tokens: np.ndarray, message_start: np.ndarray) -> np.ndarray:
         """(len(tokens), 2): for each token in a word (a maximal run of letters and digits), its
-        place in the word and the word's place in its message, counted from 1; 0 outside words."""
+        place in the word and the word's place in its message (``message_start``:
+        ``_message_starts``), counted from 1; 0 outside words."""
         out = np.zeros((len(tokens), 2), dtype=np.int64)
         in_word = self._is_word_char[tokens]
         if not in_word.any():
@@ -972,7 +983,6 @@ class PolicyModel:
         out[:, 0] = np.where(in_word, at - word_start + 1, 0)
         # words so far, less those before the message's role token: the word's place in its message
         words = np.cumsum(starts)
-        message_start = _message_starts(tokens)
         out[:, 1] = np.where(in_word, words - words[message_start] + starts[message_start], 0)
         return out
 
@@ -1013,24 +1023,28 @@ class PolicyModel:
                 out[starts, column + 1] = len(ranks) - 1 - np.asarray(ranks)
         return out
 
-    def _bound_ranks(self, tokens: np.ndarray) -> np.ndarray:
+    def _bound_ranks(self, tokens: np.ndarray, spans: list[tuple[int, int]], message_of: np.ndarray) -> np.ndarray:
         """(len(tokens), 2 * len(BOUND_OFFSETS)): at the first token of a word that is not a
         number, for each offset of ``BOUND_OFFSETS``, the place in order (by value, from the
         smallest and from the largest) among its message's numbers of the number that far from
         it; -1 where there is none, or where the message holds fewer than two numbers. A number
-        with a fraction ("12.4") is one word here, as ``numbers.number_runs`` reads it."""
+        with a fraction ("12.4") is one word here, as ``numbers.number_runs`` reads it.
+        (``spans``: the words, ``_word_spans``; ``message_of``: ``_message_starts``.)"""
         out = np.full((len(tokens), 2 * len(BOUND_OFFSETS)), -1, dtype=np.int64)
-        message_of = _message_starts(tokens)
-        messages: dict[int, list[tuple[int, int]]] = {}
         number_ends = {begin: end for begin, end in number_runs(tokens, self._is_digit, self._is_word_char, self._point)}
-        for start, stop in self._word_spans(tokens):
-            words = messages.setdefault(int(message_of[start]), [])
+        if len(number_ends) < 2:  # no message holds two numbers
+            return out
+        messages: dict[int, list[tuple[int, int]]] = {}
+        message_at = message_of.tolist()
+        digits_before = [0, *np.cumsum(self._is_digit[tokens]).tolist()]  # a word is all digits when it holds as many as it is long
+        for start, stop in spans:
+            words = messages.setdefault(message_at[start], [])
             if words and words[-1][1] < stop <= number_ends.get(words[-1][0], -1):
                 words[-1] = (words[-1][0], stop)  # the fraction after a number's point
             else:
                 words.append((start, stop))
         for words in messages.values():
-            is_number = [bool(self._is_digit[tokens[start:stop]].all()) or stop == number_ends.get(start) for start, stop in words]
+            is_number = [digits_before[stop] - digits_before[start] == stop - start or stop == number_ends.get(start) for start, stop in words]
             numbers = [k for k, number in enumerate(is_number) if number]
             if len(numbers) < 2:
                 continue
@@ -1056,8 +1070,8 @@ class PolicyModel:
         out[:, 1] = word_counts > 1
         return out
 
-    def _phrase_inputs(self, tokens: np.ndarray, bounds: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-        """What the pointer reads of the prompt's phrases (``phrases.py``):
+    def _phrase_inputs(self, tokens: np.ndarray, spans: list[tuple[int, int]], bounds: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        """What the pointer reads of the prompt's phrases (``phrases.py``; ``spans``: its words):
 
         * (len(tokens), LINKS): at the first token of a word, the first and last tokens of the
           word before it in its phrase, then of the word after it; PAD elsewhere and where
@@ -1067,7 +1081,6 @@ class PolicyModel:
           PAD after the first MAX_PHRASES phrases."""
         links = np.full((len(tokens), LINKS), PAD, dtype=np.int64)
         edges = np.full((4, MAX_PHRASES), PAD, dtype=np.int64)
-        spans = self._word_spans(tokens)
         if not spans:
             return links, edges
         starts, stops = np.asarray(spans).T
@@ -1076,8 +1089,8 @@ class PolicyModel:
         links[after, 0], links[after, 1] = tokens[before], tokens[stops[:-1][joined] - 1]
         links[before, 2], links[before, 3] = tokens[after], tokens[stops[1:][joined] - 1]
         # each phrase's first and last word, as indices into ``spans``
-        firsts = np.flatnonzero(np.r_[True, ~joined])
-        lasts = np.r_[firsts[1:] - 1, len(spans) - 1]
+        firsts = np.flatnonzero(np.concatenate(([True], ~joined)))
+        lasts = np.append(firsts[1:] - 1, len(spans) - 1)
         order = [k for begin, end in dict.fromkeys(bounds) for k in np.flatnonzero((starts[firsts] >= begin) & (starts[firsts] < end))]
         kept = np.asarray(order[:MAX_PHRASES], dtype=np.int64)
         first, last = firsts[kept], lasts[kept]
@@ -1085,10 +1098,10 @@ class PolicyModel:
         return links, edges
 
     def _near_words(
-        self, tokens: np.ndarray, starts: list[int], keys: list[int], last_start: int, last_stop: int,
+        self, tokens: np.ndarray, starts: list[int], keys: list[int], message_of: np.ndarray, last_start: int, last_stop: int,
     ) -> tuple[np.ndarray, np.ndarray]:
         """At the first token of each word of ``tokens`` (``starts`` and ``keys``:
-        ``_hashed_words``), per offset of ``NEAR_OFFSETS``: the row of ``P_near`` for the word that
+        ``_hashed_words``; ``message_of``: ``_message_starts``), per offset of ``NEAR_OFFSETS``: the row of ``P_near`` for the word that
         many words away in its message (-1 where none, and at every other token); and, where
         that neighbour is a word the last message (``[last_start, last_stop)``) holds other than
         the neighbour itself, 1 over how many times it holds it so (0 where it does not)."""
@@ -1098,53 +1111,50 @@ class PolicyModel:
             return near, asked
         at = np.asarray(starts, dtype=np.int64)
         rows = _hash_rows(np.asarray(keys, dtype=np.int64), self.shape.word_rows)
-        message = _message_starts(tokens)[at]
+        message = message_of[at]
         in_last = (at >= last_start) & (at < last_stop)
         held = Counter(rows[in_last].tolist())  # how often the last message holds each word
+        held_of = np.asarray([held[r] for r in rows.tolist()], dtype=np.int64)  # the same, per word of the prompt
         for column, offset in enumerate(NEAR_OFFSETS):
             other = np.arange(len(at)) + offset
             valid = (other >= 0) & (other < len(at))
             valid[valid] &= message[other[valid]] == message[valid]
             words, other = at[valid], other[valid]
             near[words, column] = column * self.shape.word_rows + rows[other]
-            elsewhere = np.asarray([held[r] for r in rows[other].tolist()]) - in_last[other]
+            elsewhere = held_of[other] - in_last[other]
             asked[words, column] = np.where(elsewhere > 0, 1.0 / np.maximum(elsewhere, 1), 0.0)
         return near, asked
 
-    def _shared_affixes(self, tokens: np.ndarray) -> np.ndarray:
+    def _shared_affixes(self, tokens: np.ndarray, spans: list[tuple[int, int]], message_of: np.ndarray) -> np.ndarray:
         """(len(tokens), 4): at the first token of a word, 1 where another, different word of
         its message ends with the same last ``AFFIX_SHORT`` characters, the same last
         ``AFFIX_LONG``, and begins with the same first ``AFFIX_SHORT``, first ``AFFIX_LONG``; 0
         elsewhere. Words that rhyme, or share a stem or a prefix, then find each other by one
-        weight each, whatever the words are."""
+        weight each, whatever the words are. (``spans``: the words, ``_word_spans``;
+        ``message_of``: ``_message_starts``.)"""
         out = np.zeros((len(tokens), 4), dtype=self.dtype)
-        message_of = _message_starts(tokens).tolist()
+        messages = message_of.tolist()
         listed = tokens.tolist()
-        words = [(start, message_of[start], tuple(listed[start:stop])) for start, stop in self._word_spans(tokens)]
+        words = [(start, messages[start], tuple(listed[start:stop])) for start, stop in spans]
+        distinct = {(message, word) for _, message, word in words}
         affixes = ((AFFIX_SHORT, True), (AFFIX_LONG, True), (AFFIX_SHORT, False), (AFFIX_LONG, False))
         for column, (length, from_end) in enumerate(affixes):
-            # the distinct words of each message that have each affix
-            holders: dict[tuple[int, tuple[int, ...]], set[tuple[int, ...]]] = {}
-            keyed = []
+            # how many distinct words of each message have each affix
+            holders = Counter((message, word[-length:] if from_end else word[:length]) for message, word in distinct if len(word) >= length)
             for start, message, word in words:
                 if len(word) >= length:
-                    key = (message, word[-length:] if from_end else word[:length])
-                    holders.setdefault(key, set()).add(word)
-                    keyed.append((start, key))
-            for start, key in keyed:
-                out[start, column] = len(holders[key]) > 1
+                    out[start, column] = holders[(message, word[-length:] if from_end else word[:length])] > 1
         return out
 
     def _word_spans(self, tokens: np.ndarray) -> list[tuple[int, int]]:
         """The (start, stop) of each word of ``tokens`` (a maximal run of letters and digits)."""
         return word_spans(tokens, self._is_word_char)
 
-    def _order_in_word(self, tokens: np.ndarray) -> np.ndarray:
-        """(len(tokens), 2, V) bool: for each token in a word, the word's characters that come
-        before it in code order, and those that come after it."""
+    def _order_in_word(self, tokens: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:
+        """(len(tokens), 2, V) bool: for each token in a word (``spans``: the words), the
+        word's characters that come before it in code order, and those that come after it."""
         v = self.shape.vocab_size
         out = np.zeros((len(tokens), 2, v), dtype=bool)
-        spans = self._word_spans(tokens)
         if not spans:
             return out
         starts, stops = np.asarray(spans).T
@@ -1891,7 +1901,7 @@ def earlier_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
     """Where the user's message before the prompt's last message lies in ``tokens``: after its
     role token, up to its end token; (0, 0) when there is none."""
     users = np.flatnonzero(tokens == ROLE_TOKENS["user"])
-    last_role = np.flatnonzero(np.isin(tokens[:-1], _ROLE_IDS))
+    last_role = np.flatnonzero(_is_role(tokens[:-1]))
     users = users[users < last_role[-1]] if last_role.size else users[:0]
     if not users.size:
         return 0, 0
@@ -1903,7 +1913,7 @@ def earlier_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
 def last_message_bounds(tokens: np.ndarray) -> tuple[int, int]:
     """Where the prompt's last message lies in ``tokens``: after the last role token before the
     final one (a generation prompt ends "role, content, end, assistant"), up to its end token."""
-    roles = np.flatnonzero((tokens[:-1, None] == _ROLE_IDS).any(axis=1))
+    roles = np.flatnonzero(_is_role(tokens[:-1]))
     start = int(roles[-1]) + 1 if roles.size else 0
     stop = len(tokens) - 1
     while stop > start and tokens[stop - 1] in (END, *_ROLE_IDS):
@@ -1971,7 +1981,7 @@ def _stack(rows: list[np.ndarray], *shape: int) -> np.ndarray:
 def _message_starts(tokens: np.ndarray) -> np.ndarray:
     """(len(tokens),): for each token, the index of the role token that opens its message (0
     before the first): tokens with the same value are in the same message."""
-    return np.maximum.accumulate(np.where(np.isin(tokens, _ROLE_IDS), np.arange(len(tokens)), 0))
+    return np.maximum.accumulate(np.where(_is_role(tokens), np.arange(len(tokens)), 0))
 
 
 def _words_between(starts: list[int], keys: list[int], begin: int, end: int) -> list[int]:
@@ -1999,6 +2009,6 @@ def _rows_sum(index: np.ndarray, values: np.ndarray, shape: tuple[int, ...]) -> 
         return out
     order = np.argsort(index, kind="stable")
     ordered = index[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
     out[ordered[starts]] = np.add.reduceat(values[order], starts, axis=0)
     return out

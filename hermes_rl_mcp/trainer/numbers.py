@@ -39,6 +39,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from hermes_rl_mcp.trainer.phrases import true_runs
 from hermes_rl_mcp.trainer.tokenizer import END, PAD, CharTokenizer
 
 NUMBER_RANGE = 999
@@ -113,10 +114,11 @@ def number_runs(tokens: np.ndarray, is_digit: np.ndarray, is_word: np.ndarray, p
     decimal point (``point``) between two runs of digits, and the second run, belong to the
     number: "12.4" is one number, not 12 and 4 (a second point, as in "1.2.3", ends it)."""
     digit = is_digit[tokens]
-    edges = np.flatnonzero(np.diff(np.r_[0, digit.astype(np.int8), 0]))
+    if not digit.any():
+        return []
     word = is_word[tokens]
     runs = []
-    spans = list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+    spans = true_runs(digit)
     merged: list[tuple[int, int]] = []
     for begin, end in spans:  # a run right after "digits and a point" is that number's fraction
         if merged and begin == merged[-1][1] + 1 and tokens[begin - 1] == point and merged[-1] in spans:

@@ -27,8 +27,15 @@ Span = tuple[int, int]
 
 def word_spans(tokens: Sequence[int], is_word_char: np.ndarray) -> list[Span]:
     """The (start, stop) of each word of ``tokens`` (a maximal run of letters and digits)."""
-    inside = is_word_char[np.asarray(tokens, dtype=np.int64)].astype(np.int8)
-    edges = np.flatnonzero(np.diff(np.r_[0, inside, 0]))
+    return true_runs(is_word_char[np.asarray(tokens, dtype=np.int64)])
+
+
+def true_runs(mask: np.ndarray) -> list[Span]:
+    """The (start, stop) of each maximal run of True in ``mask`` (this runs several times per
+    prompt read: written without ``np.r_`` and ``np.diff``, which cost more than the work)."""
+    padded = np.zeros(len(mask) + 2, dtype=bool)
+    padded[1:-1] = mask
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
     return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
 
 
@@ -53,7 +60,8 @@ def find_phrases(tokens: np.ndarray, spans: list[Span], is_link_char: np.ndarray
 def linked_gaps(tokens: np.ndarray, begins: np.ndarray, ends: np.ndarray, is_link_char: np.ndarray, is_tight_link: np.ndarray) -> np.ndarray:
     """Whether each gap between two words, ``tokens[begins[k]:ends[k]]``, links them into one
     phrase."""
-    links_before = np.r_[0, np.cumsum(is_link_char[tokens])]
+    links_before = np.zeros(len(tokens) + 1, dtype=np.int64)
+    np.cumsum(is_link_char[tokens], out=links_before[1:])
     lengths = ends - begins
     all_links = links_before[ends] - links_before[begins] == lengths
     tight = (lengths == 1) & is_tight_link[tokens[begins]]
