@@ -122,7 +122,7 @@ def fmt(value: Any, width: int = 7) -> str:
 
 def run_task(name: str, state: Path, timeout: float, started_runs: list[str], edits: dict[str, str]) -> dict[str, Any]:
     from hermes_rl_mcp.core.control import ControlPlane
-    from hermes_rl_mcp.runs import TERMINAL_STATES, check_status, get_results, start_run
+    from hermes_rl_mcp.runs import TERMINAL_STATES, check_status, get_results, start_run, stop_run
 
     plane = ControlPlane(state_dir=state)
     plane.select_environment(name)
@@ -138,6 +138,8 @@ def run_task(name: str, state: Path, timeout: float, started_runs: list[str], ed
     while status.status not in TERMINAL_STATES:
         if time.time() - began > timeout:
             print(f"   timeout after {timeout:.0f} s; stopping the run", flush=True)
+            # now, not when the script ends: a run left going takes CPU from the tasks after it
+            stop_run(started.run_id, state=state)
             break
         time.sleep(POLL)
         status = check_status(started.run_id, state=state)
