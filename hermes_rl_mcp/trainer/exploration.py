@@ -150,8 +150,10 @@ CREDIT_DECAY = 0.995
 # trains on (sixteen per kept group on a conversation whose answer is a name said turns before,
 # at a share of 0.1). The sampler then explores up to MAX_BOOST times its shares: by the square
 # root of the samples served per turn trained on, weighed by the share of the turns that scored
-# above their group that were explored. Once the policy's own samples score, that share falls
-# and so does the boost. Both measures are smoothed over batches by BOOST_MEMORY.
+# above their group that were explored (taken as all of them before any batch has scored: a
+# policy trained from scratch finds nothing by itself at first). Once the policy's own samples
+# score, that share falls and so does the boost. Both measures are smoothed over batches by
+# BOOST_MEMORY.
 MAX_BOOST = 4.0
 BOOST_MEMORY = 0.8
 KINDS = ("list", "item", *REWRITES, "sum", "span", "pair", "pair_cased", "word", "word_cased", "rewarded")
@@ -173,7 +175,7 @@ class ExploredTurns:
         self._served = 0  # samples the sampler could have explored since the last batch was credited
         self._served_lock = threading.Lock()  # the sampler counts on the event loop, the learner reads in its thread
         self._waste = 1.0  # smoothed: samples served per turn trained on
-        self._explored_wins = 0.0  # smoothed: the share of the turns scoring above their group that were explored
+        self._explored_wins = 1.0  # smoothed: the share of the turns scoring above their group that were explored
 
     @staticmethod
     def _key(prompt: Sequence[int], turn: Sequence[int]) -> bytes:
