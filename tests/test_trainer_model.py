@@ -618,14 +618,11 @@ def test_the_pointer_knows_which_letter_of_a_word_comes_next_in_order() -> None:
 
 
 def test_lists_are_found_where_three_or_more_words_share_a_comma_separator() -> None:
-    from hermes_rl_mcp.trainer.lists import find_lists
-
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
 
     def lists(text: str) -> list[tuple[list[str], str, list[int]]]:
         tokens = TOK.encode(text)
-        found = find_lists(tokens, model.is_word_char, TOK.encode(",")[0])
-        return [([TOK.decode(tokens[a:b]) for a, b in f.items], TOK.decode(list(f.join)), f.ranks(tokens, TOK)) for f in found]
+        return [([TOK.decode(tokens[a:b]) for a, b in f.items], TOK.decode(list(f.join)), f.ranks(tokens, TOK)) for f in model.lists(tokens)]
 
     # words alphabetically whatever their case, numbers by value (not as text: 12 after 5)
     assert lists("Sort: pear, Apple, kiwi") == [(["pear", "Apple", "kiwi"], ", ", [2, 0, 1])]
@@ -636,6 +633,11 @@ def test_lists_are_found_where_three_or_more_words_share_a_comma_separator() -> 
     assert lists("figs, kiwis") == [] and lists("fig and kiwi and plum") == []
     # a change of separator ends a list; each message of a run of lists is found
     assert lists("a, b, c; d, e, f") == [(["a", "b", "c"], ", ", [0, 1, 2]), (["d", "e", "f"], ", ", [0, 1, 2])]
+    # as people write them: the last item after "and" or "or", with or without a comma before it
+    assert lists("Order Mars, Venus and Earth.") == [(["Mars", "Venus", "Earth"], ", ", [1, 2, 0])]
+    assert lists("Tea, milk, or juice?") == [(["Tea", "milk", "juice"], ", ", [2, 1, 0])]
+    assert lists("9, 4, 7 and 1") == [(["9", "4", "7", "1"], ", ", [3, 1, 2, 0])]
+    assert lists("Mars and Venus") == [] and lists("Mars, Venus andEarth") == [] and lists("Mars, Venus and") == []
 
 
 def test_the_pointer_knows_which_list_item_comes_next_in_order() -> None:

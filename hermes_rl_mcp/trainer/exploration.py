@@ -24,7 +24,7 @@ followed by the end token:
   answer dozens away from it is otherwise never sampled, so it never scores and nothing is
   learned;
 * **a list of the prompt's, reordered**: many tasks answer by putting the items of a list the
-  prompt gives (words or numbers joined by commas) in some order (sorted, reversed, by a rule
+  prompt gives (words or numbers joined by commas, the last perhaps by "and") in some order (sorted, reversed, by a rule
   the task knows), or by putting the keys of a list of records in some order (the names of "Ann
   7, Bob 9 and Cy 5", by their scores: ``phrases.find_records``). Where the prompt holds such a
   list, a third of these replacements are its items (or keys) in a random order, joined as the
@@ -89,7 +89,7 @@ import numpy as np
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
 from hermes_rl_mcp.trainer.grpo import TokenBatch
-from hermes_rl_mcp.trainer.lists import MIN_ITEMS, find_lists
+from hermes_rl_mcp.trainer.lists import MIN_ITEMS
 from hermes_rl_mcp.trainer.model import PolicyModel, earlier_message_bounds, first_message_bounds, last_message_bounds
 from hermes_rl_mcp.trainer.numbers import MAX_NUMBERS, NUMBER_RANGE
 from hermes_rl_mcp.trainer.phrases import find_records
@@ -450,11 +450,10 @@ def _words(model: PolicyModel, prompt: Sequence[int]) -> list[list[int]]:
 def _lists(model: PolicyModel, prompt: Sequence[int]) -> list[tuple[list[list[int]], list[int]]]:
     """The lists (``lists.find_lists``) of the same messages, each as (its items' tokens, the
     tokens that join them)."""
-    comma = model.tokenizer.encode(",")[0]
     join = model.tokenizer.encode(", ")
     found = []
     for message in _messages(prompt):
-        for listed in find_lists(message, model.is_word_char, comma):
+        for listed in model.lists(message):
             found.append(([message[start:stop] for start, stop in listed.items], list(listed.join)))
         text = "".join(model.tokenizer.token_text(token) if token >= model.tokenizer.first_char_id else "\0" for token in message)
         for variants in find_records(text, MIN_ITEMS):

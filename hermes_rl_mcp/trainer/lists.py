@@ -1,5 +1,6 @@
 """Lists in a prompt: three or more words joined, each to the next, by the same separator with a
-comma in it ("pear, fig, kiwi" or "3,1,2", but not "fig and kiwi").
+comma in it ("pear, fig, kiwi" or "3,1,2", but not "fig and kiwi"), the last of them perhaps
+after "and" or "or" ("pear, fig and kiwi", "pear, fig, or kiwi"), as people write lists.
 
 Prompts give lists to sort, reverse, filter or count. The policy reads a list's items in order
 (``model.py``: which item comes first, or last, among those not yet written, by their text and
@@ -18,6 +19,7 @@ from hermes_rl_mcp.trainer.phrases import word_spans
 from hermes_rl_mcp.trainer.tokenizer import CharTokenizer
 
 MIN_ITEMS = 3  # two words with a comma between them are as often two clauses' ends as a list
+LAST_ITEM_WORDS = ("and", "or")  # a list's last item may follow one of these, after a space or a comma
 
 
 @dataclass(frozen=True)
@@ -50,19 +52,32 @@ def _places(keys: Sequence[Any]) -> list[int]:
     return ranks
 
 
-def find_lists(tokens: Sequence[int], is_word_char: np.ndarray, comma: int, words: list[tuple[int, int]] | None = None) -> list[TokenList]:
+def find_lists(
+    tokens: Sequence[int], is_word_char: np.ndarray, comma: int, words: list[tuple[int, int]] | None = None,
+    *, last_item_words: Sequence[Sequence[int]] = (), space: int = -1,
+) -> list[TokenList]:
     """The lists of ``tokens`` (token ids; ``is_word_char`` says which ids are letters and
     digits, ``comma`` is the comma's id; ``words``, when the caller has them, their
-    ``word_spans``)."""
+    ``word_spans``). A run of two or more words joined by the same separator takes one more
+    item where one of ``last_item_words`` (``LAST_ITEM_WORDS`` as token ids) follows it after a
+    ``space`` or after that separator, and a space and a word follow that."""
     if words is None:
         words = word_spans(tokens, is_word_char)
     joins = [tuple(tokens[a[1] : b[0]]) for a, b in zip(words, words[1:])]
+    connectives = {tuple(word) for word in last_item_words}
+
+    def before_last_item(k: int) -> bool:  # words[k] is "and" or "or", a space and a word after it
+        return k + 1 < len(words) and joins[k] == (space,) and tuple(tokens[words[k][0] : words[k][1]]) in connectives
+
     found: list[TokenList] = []
     first = 0
     for end in range(1, len(words) + 1):
-        if end < len(words) and comma in joins[end - 1] and joins[end - 1] == joins[first]:
+        if end < len(words) and comma in joins[end - 1] and joins[end - 1] == joins[first] and not before_last_item(end):
             continue
-        if end - first >= MIN_ITEMS:
-            found.append(TokenList(tuple(words[first:end]), joins[first]))
+        items = words[first:end]
+        if len(items) >= 2 and comma in joins[first] and end < len(words) and before_last_item(end) and joins[end - 1] in ((space,), joins[first]):
+            items.append(words[end + 1])  # "pear, fig and kiwi", "pear, fig, or kiwi"
+        if len(items) >= MIN_ITEMS:
+            found.append(TokenList(tuple(items), joins[first]))
         first = end
     return found

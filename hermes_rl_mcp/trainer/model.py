@@ -112,7 +112,7 @@ from typing import Sequence
 
 import numpy as np
 
-from hermes_rl_mcp.trainer.lists import TokenList, find_lists
+from hermes_rl_mcp.trainer.lists import LAST_ITEM_WORDS, TokenList, find_lists
 from hermes_rl_mcp.trainer.numbers import (
     MAX_NUMBERS, NUMBER_PAIRS, STEP_REFERENCE, LogShares, NumberGroup, RewardedIntegers, integer_spelling,
     mix_in_numbers, neighbour_differences, number_log_shares, number_runs, pair_comparisons, read_numbers, step_scales,
@@ -565,6 +565,7 @@ class PolicyModel:
         self._zero = tokenizer.encode("0")[0]
         self._comma = tokenizer.encode(",")[0]
         self._space = tokenizer.encode(" ")[0]
+        self._last_item_words = tuple(tuple(tokenizer.encode(word)) for word in LAST_ITEM_WORDS)
         self._minus = tokenizer.encode("-")[0]
         self._point = tokenizer.encode(".")[0]
         self._spelling = integer_spelling(tokenizer)
@@ -607,6 +608,10 @@ class PolicyModel:
     def is_word_char(self) -> np.ndarray:
         """(V,) bool: which tokens are letters or digits, the characters words are made of."""
         return self._is_word_char
+
+    def lists(self, tokens: Sequence[int], words: list[tuple[int, int]] | None = None) -> list[TokenList]:
+        """The lists of ``tokens`` (``lists.find_lists``; ``words``: their spans, when known)."""
+        return find_lists(tokens, self._is_word_char, self._comma, words, last_item_words=self._last_item_words, space=self._space)
 
     def phrases(self, tokens: Sequence[int]) -> list[list[tuple[int, int]]]:
         """The phrases of ``tokens``, each as its words' (start, stop) spans (``phrases.py``)."""
@@ -772,7 +777,7 @@ class PolicyModel:
         ordered[read] = self._order_in_word(tokens, words)[source[read]]
         ordered = _token_bits(ordered)
         ranked = np.full((s.pointer_slots, RANKS), -1, dtype=np.int64)
-        lists = find_lists(tokens.tolist(), self._is_word_char, self._comma, words)
+        lists = self.lists(tokens.tolist(), words)
         ranked[read] = np.concatenate([self._list_ranks(tokens, lists), self._bound_ranks(tokens, words, message_of)], axis=1)[source[read]]
         message, opening, earlier = heads
         content = tokens[start:stop]
@@ -1036,7 +1041,8 @@ class PolicyModel:
             return out
         messages: dict[int, list[tuple[int, int]]] = {}
         message_at = message_of.tolist()
-        digits_before = [0, *np.cumsum(self._is_digit[tokens]).tolist()]  # a word is all digits when it holds as many as it is long
+        # digits before each token: a word is all digits when it holds as many as it is long
+        digits_before = [0, *np.cumsum(self._is_digit[tokens]).tolist()]
         for start, stop in spans:
             words = messages.setdefault(message_at[start], [])
             if words and words[-1][1] < stop <= number_ends.get(words[-1][0], -1):
@@ -1101,10 +1107,11 @@ class PolicyModel:
         self, tokens: np.ndarray, starts: list[int], keys: list[int], message_of: np.ndarray, last_start: int, last_stop: int,
     ) -> tuple[np.ndarray, np.ndarray]:
         """At the first token of each word of ``tokens`` (``starts`` and ``keys``:
-        ``_hashed_words``; ``message_of``: ``_message_starts``), per offset of ``NEAR_OFFSETS``: the row of ``P_near`` for the word that
-        many words away in its message (-1 where none, and at every other token); and, where
-        that neighbour is a word the last message (``[last_start, last_stop)``) holds other than
-        the neighbour itself, 1 over how many times it holds it so (0 where it does not)."""
+        ``_hashed_words``; ``message_of``: ``_message_starts``), per offset of ``NEAR_OFFSETS``:
+        the row of ``P_near`` for the word that many words away in its message (-1 where none,
+        and at every other token); and, where that neighbour is a word the last message
+        (``[last_start, last_stop)``) holds other than the neighbour itself, 1 over how many
+        times it holds it so (0 where it does not)."""
         near = np.full((len(tokens), len(NEAR_OFFSETS)), -1, dtype=np.int64)
         asked = np.zeros((len(tokens), len(NEAR_OFFSETS)), dtype=self.dtype)
         if not starts:
