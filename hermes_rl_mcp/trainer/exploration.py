@@ -24,12 +24,13 @@ followed by the end token:
   answer dozens away from it is otherwise never sampled, so it never scores and nothing is
   learned;
 * **a list of the prompt's, reordered**: many tasks answer by putting the items of a list the
-  prompt gives (words or numbers joined by commas, the last perhaps by "and") in some order (sorted, reversed, by a rule
-  the task knows), or by putting the keys of a list of records in some order (the names of "Ann
-  7, Bob 9 and Cy 5", by their scores: ``phrases.find_records``). Where the prompt holds such a
-  list, a third of these replacements are its items (or keys) in a random order, joined as the
-  list joins them (keys by a comma and a space): the policy writes one character at a time, and
-  a whole list in a new order is otherwise never sampled, so it never scores;
+  prompt gives (words or numbers joined by commas, the last perhaps by "and") in some order
+  (sorted, reversed, by a rule the task knows), or by putting the keys of a list of records in
+  some order (the names of "Ann 7, Bob 9 and Cy 5", by their scores: ``phrases.find_records``).
+  Where the prompt holds such a list, a third of these replacements are its items (or keys) in
+  a random order, joined as the list joins them (keys by a comma and a space): the policy writes
+  one character at a time, and a whole list in a new order is otherwise never sampled, so it
+  never scores;
 * **an item of a list of the prompt's**: many tasks answer by picking one item of a list the
   prompt gives (the vegetarian dish of a menu, the odd one out), often an item of several words
   ("tomato soup"). Where the prompt holds a list, a quarter of the replacements left after the
@@ -208,11 +209,11 @@ class ExploredTurns:
             served, self._served = self._served, 0
         if turns and served:
             self._waste = BOOST_MEMORY * self._waste + (1 - BOOST_MEMORY) * served / len(turns)
-        wins = [self._key(*batch.turns[turn]) in self._turns for turn, _, advantage in turns if advantage > 0]
-        if wins:
-            self._explored_wins = BOOST_MEMORY * self._explored_wins + (1 - BOOST_MEMORY) * float(np.mean(wins))
+        explored_wins: list[bool] = []  # per turn scoring above its group: whether it was explored
         for turn, _, advantage in turns:
             kind = self._turns.get(self._key(*batch.turns[turn]))
+            if advantage > 0:
+                explored_wins.append(kind is not None)
             if kind is None:
                 continue
             for counts in (self._tries, self._wins):
@@ -220,6 +221,8 @@ class ExploredTurns:
                     counts[name] *= CREDIT_DECAY
             self._tries[kind] += 1.0
             self._wins[kind] += float(advantage > 0)
+        if explored_wins:
+            self._explored_wins = BOOST_MEMORY * self._explored_wins + (1 - BOOST_MEMORY) * float(np.mean(explored_wins))
 
     def records(self) -> dict[str, float]:
         """Each kind's recent record: the share of its samples that scored above their group

@@ -973,9 +973,9 @@ class PolicyModel:
             out[half * self.shape.bag_words : half * self.shape.bag_words + len(keys)] = [key in seen for key in keys]
         return out
 
-    def _places(self, tokens: np.ndarray, message_start: np.ndarray) -> np.ndarray:
+    def _places(self, tokens: np.ndarray, message_of: np.ndarray) -> np.ndarray:
         """(len(tokens), 2): for each token in a word (a maximal run of letters and digits), its
-        place in the word and the word's place in its message (``message_start``:
+        place in the word and the word's place in its message (``message_of``:
         ``_message_starts``), counted from 1; 0 outside words."""
         out = np.zeros((len(tokens), 2), dtype=np.int64)
         in_word = self._is_word_char[tokens]
@@ -988,7 +988,7 @@ class PolicyModel:
         out[:, 0] = np.where(in_word, at - word_start + 1, 0)
         # words so far, less those before the message's role token: the word's place in its message
         words = np.cumsum(starts)
-        out[:, 1] = np.where(in_word, words - words[message_start] + starts[message_start], 0)
+        out[:, 1] = np.where(in_word, words - words[message_of] + starts[message_of], 0)
         return out
 
     def _word_starts(self, length: int, starts: list[int], keys: list[int]) -> np.ndarray:
