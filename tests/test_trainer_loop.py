@@ -28,8 +28,8 @@ from hermes_rl_mcp.metrics_log import read_metrics
 from hermes_rl_mcp.trainer.checkpoints import load_checkpoint, save_checkpoint
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
 from hermes_rl_mcp.trainer.grpo import DUAL_CLIP, BatchError, clipped_objective, flatten_groups, group_advantages
-from hermes_rl_mcp.trainer.learner import INPUT_DECAY, Learner
-from hermes_rl_mcp.trainer.model import PolicyModel
+from hermes_rl_mcp.trainer.learner import INPUT_DECAY, Learner, average_decay
+from hermes_rl_mcp.trainer.model import STATISTICS, PolicyModel
 from hermes_rl_mcp.trainer.sampling import generate
 from hermes_rl_mcp.trainer.settings import TrainerConfig
 from hermes_rl_mcp.trainer.tokenizer import END, CharTokenizer
@@ -307,9 +307,32 @@ def test_same_seed_same_weights() -> None:
     assert any(not np.array_equal(a.model.params[k], fresh.params[k]) for k in a.model.params)  # it did learn
 
 
+def test_the_average_of_the_weights_follows_them_with_a_decay_that_ramps_up() -> None:
+    """Each step folds the new weights into their average: at first with most weight on the new
+    ones (decay (1 + n) / (10 + n) after n steps), then at the configured decay."""
+    assert [average_decay(0.9, n) for n in (0, 1, 8, 80, 500)] == [0.1, 2 / 11, 0.5, 0.9, 0.9]
+    assert average_decay(0.0, 5) == 0.0
+    config = TrainerConfig(seed=2, hidden_size=16, learning_rate=0.01)
+    learner = Learner(PolicyModel.initialise(TOK, hidden_size=16, seed=2), config)
+    rng = np.random.default_rng(2)
+    expected = {k: v.copy() for k, v in learner.model.params.items()}
+    for n in range(12):
+        learner.step(reverse_groups(learner.model, rng, ["abc", "plane", "qwer"]))
+        decay = average_decay(0.9, n)
+        for k, v in learner.model.params.items():
+            expected[k] = v.copy() if k in STATISTICS else decay * expected[k] + (1 - decay) * v
+    for k in expected:
+        np.testing.assert_allclose(learner.average.params[k], expected[k], rtol=1e-5, atol=1e-7)
+    assert any(not np.allclose(learner.average.params[k], learner.model.params[k]) for k in expected)
+    latest_only = Learner(PolicyModel.initialise(TOK, hidden_size=16, seed=2), config.model_copy(update={"average_decay": 0.0}))
+    latest_only.step(reverse_groups(latest_only.model, rng, ["abc", "plane"]))
+    for k in expected:
+        np.testing.assert_array_equal(latest_only.average.params[k], latest_only.model.params[k])
+
+
 def test_checkpoint_round_trip(tmp_path: Path) -> None:
     learner = train_a_few_steps(1, steps=2)
-    path = save_checkpoint(tmp_path, 2, learner.model, learner.optimizer, kind="periodic")
+    path = save_checkpoint(tmp_path, 2, learner.model, learner.optimizer, average=learner.average, kind="periodic")
     loaded = load_checkpoint(path)
     assert loaded.step == 2
     prompt = TOK.generation_prompt([{"role": "user", "content": "hello"}])
@@ -317,6 +340,13 @@ def test_checkpoint_round_trip(tmp_path: Path) -> None:
     np.testing.assert_allclose(
         loaded.model.completion_logprobs(prompt, completion), learner.model.completion_logprobs(prompt, completion)
     )
+    # the average is what a served checkpoint answers with, as evaluation did in the run
+    assert loaded.served is loaded.average
+    np.testing.assert_allclose(
+        loaded.served.completion_logprobs(prompt, completion), learner.average.completion_logprobs(prompt, completion)
+    )
+    without_average = load_checkpoint(save_checkpoint(tmp_path, 3, learner.model, None, kind="periodic"))
+    assert without_average.average is None and without_average.served is without_average.model
     assert int(loaded.optimizer_state["adam_steps"]) == 2 * learner.config.passes_per_batch
     record = json.loads((tmp_path / "checkpoints.jsonl").read_text().splitlines()[0])
     assert record["step"] == 2 and record["kind"] == "periodic" and Path(record["path"]) == path.resolve()

@@ -134,7 +134,7 @@ def test_concurrent_requests_share_batches_and_each_gets_its_own_answer(served: 
 
 def test_a_request_that_fails_in_a_batch_fails_alone() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=16, seed=1)
-    batches = SamplingBatches(lambda: model)
+    batches = SamplingBatches(lambda _evaluation: model)
     good = TOK.generation_prompt([{"role": "user", "content": "abc"}])
     broken = [*good[:-1], TOK.vocab_size + 5, good[-1]]  # a token id no vocabulary has
 
@@ -196,6 +196,29 @@ def test_a_published_step_is_served(served: tuple[str, PolicyHolder]) -> None:
     holder.publish(model, 8)
     assert httpx.get(f"{base}/health").json()["step"] == 8
     holder.publish(model, 7)
+
+
+def test_an_evaluation_is_answered_by_the_published_average_and_training_by_the_latest_weights(served: tuple[str, PolicyHolder]) -> None:
+    """A run publishes its latest weights for training samples and their average for the
+    requests the SDK marks as an evaluation; each answer carries its own model's logprobs."""
+    from hermes_rl_mcp.sdk.env_types import PURPOSE_HEADER
+
+    base, holder = served
+    latest, before = holder.model, holder.step
+    average = PolicyModel.initialise(TOK, hidden_size=32, seed=9)
+    holder.publish(latest, before + 1, evaluated=average)
+    messages = [{"role": "user", "content": "plane"}]
+    body = {"messages": messages, "n": 4, "max_tokens": 4, "temperature": 0.8, "logprobs": True}
+    try:
+        for headers, model, other in (({}, latest, average), ({PURPOSE_HEADER: "evaluation"}, average, latest)):
+            data = httpx.post(f"{base}/v1/chat/completions", json=body, headers=headers).json()
+            for choice in data["choices"]:
+                ids = choice["token_ids"]
+                logprobs = [entry["logprob"] for entry in choice["logprobs"]["content"]]
+                np.testing.assert_allclose(logprobs, model.completion_logprobs(data["prompt_token_ids"], ids, temperature=0.8), atol=1e-4)
+                assert not np.allclose(logprobs, other.completion_logprobs(data["prompt_token_ids"], ids, temperature=0.8), atol=1e-4)
+    finally:
+        holder.publish(latest, before)
 
 
 def test_guided_choice_answers_only_the_allowed_strings(served: tuple[str, PolicyHolder]) -> None:

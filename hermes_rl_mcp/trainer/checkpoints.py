@@ -1,8 +1,10 @@
 """Checkpoints of the local policy: ``checkpoints/step_<n>.npz`` plus one line each in
 ``checkpoints.jsonl`` (which also records the tinker backend's ``tinker://`` paths).
 
-An archive holds the parameters (``param/<name>``), the Adam state, and a JSON ``meta`` record
-(step, model shape and revision, tokenizer, trainer settings), enough to load the policy and to resume.
+An archive holds the parameters (``param/<name>``), their moving average (``average/<name>``,
+what evaluation served and what a served checkpoint serves), the Adam state, and a JSON ``meta``
+record (step, model shape and revision, tokenizer, trainer settings), enough to load the policy
+and to resume.
 """
 
 from __future__ import annotations
@@ -27,6 +29,12 @@ class LoadedCheckpoint:
     step: int
     meta: dict[str, Any]
     optimizer_state: dict[str, np.ndarray]
+    average: PolicyModel | None = None  # the weights' moving average, when the run kept one
+
+    @property
+    def served(self) -> PolicyModel:
+        """The policy to answer with: the average when there is one, as evaluation did."""
+        return self.average if self.average is not None else self.model
 
 
 def save_checkpoint(
@@ -35,6 +43,7 @@ def save_checkpoint(
     model: PolicyModel,
     optimizer: Adam | None,
     *,
+    average: PolicyModel | None = None,
     kind: str,
     extra_meta: dict[str, Any] | None = None,
 ) -> Path:
@@ -49,6 +58,8 @@ def save_checkpoint(
         **(extra_meta or {}),
     }
     arrays: dict[str, np.ndarray] = {f"param/{k}": v for k, v in model.params.items()}
+    if average is not None:
+        arrays.update({f"average/{k}": v for k, v in average.params.items()})
     if optimizer is not None:
         arrays.update(optimizer.state())
     arrays["meta"] = np.asarray(json.dumps(meta))
@@ -76,6 +87,7 @@ def load_checkpoint(path: Path) -> LoadedCheckpoint:
     with np.load(Path(path), allow_pickle=False) as archive:
         meta = json.loads(str(archive["meta"]))
         params = {k.removeprefix("param/"): archive[k].copy() for k in archive.files if k.startswith("param/")}
+        averaged = {k.removeprefix("average/"): archive[k].copy() for k in archive.files if k.startswith("average/")}
         optimizer_state = {k: archive[k].copy() for k in archive.files if k.startswith("adam")}
     tokenizer = CharTokenizer()
     if meta.get("tokenizer") != tokenizer.name:
@@ -91,6 +103,15 @@ def load_checkpoint(path: Path) -> LoadedCheckpoint:
         raise ValueError(f"checkpoint {path} was saved by a different local policy model ({exc})") from exc
     fields = {k: v for k, v in shape.to_dict().items() if k != "vocab_size"}
     expected = PolicyModel.initialise(tokenizer, **fields).params
+    _check_layout(path, params, expected)
+    if averaged:
+        _check_layout(path, averaged, expected)
+    model = PolicyModel(params, shape, tokenizer)
+    average = PolicyModel(averaged, shape, tokenizer, model.views) if averaged else None
+    return LoadedCheckpoint(model=model, step=int(meta["step"]), meta=meta, optimizer_state=optimizer_state, average=average)
+
+
+def _check_layout(path: Path, params: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -> None:
     for name in sorted(expected.keys() | params.keys()):
         if name not in params or name not in expected or params[name].shape != expected[name].shape:
             found = params[name].shape if name in params else "nothing"
@@ -99,5 +120,3 @@ def load_checkpoint(path: Path) -> LoadedCheckpoint:
                 f"checkpoint {path} was saved by a different local policy model: its {name} is {found}, "
                 f"this trainer's is {wanted}; start a new run rather than resuming this one"
             )
-    model = PolicyModel(params, shape, tokenizer)
-    return LoadedCheckpoint(model=model, step=int(meta["step"]), meta=meta, optimizer_state=optimizer_state)

@@ -11,7 +11,7 @@ import numpy as np
 from hermes_rl_mcp.trainer.adam import Adam
 from hermes_rl_mcp.trainer.exploration import ExploredTurns, RewardedAnswers
 from hermes_rl_mcp.trainer.grpo import TokenBatch, clipped_objective, flatten_groups
-from hermes_rl_mcp.trainer.model import PolicyModel
+from hermes_rl_mcp.trainer.model import STATISTICS, PolicyModel
 from hermes_rl_mcp.trainer.numbers import NUMBER_RANGE, RewardedIntegers
 from hermes_rl_mcp.trainer.settings import TrainerConfig
 from hermes_rl_mcp.trainer.tokenizer import END, CharTokenizer
@@ -42,6 +42,9 @@ INPUT_DECAY = 1.0
 # (``docs/design-notes.md``).
 SHARED_SCALE = frozenset({"R", "N_words", "N_tally"})
 INTEGER = re.compile(r"-?[0-9]+")
+# Steps over which the weights' average first ramps its decay up to the configured one (see
+# ``average_decay``): early on the policy moves fast and an average of old weights would lag it.
+AVERAGE_RAMP = 10
 
 
 class Learner:
@@ -64,6 +67,11 @@ class Learner:
             weight_decay={"W_in": INPUT_DECAY}, shared_scale=SHARED_SCALE,
         )
         self.reference = model.copy() if config.kl_coef > 0 else None
+        # What evaluation and checkpoints serve: the weights averaged over the last steps. The
+        # policy's RL steps are noisy (a batch's groups pull it about), so the average answers
+        # held-out prompts better than the latest weights once learning levels off.
+        self.average = model.copy()
+        self.steps_averaged = 0
 
     def step(self, groups: Sequence[dict[str, Any]]) -> dict[str, float]:
         """Update the policy on ``groups``; returns the step's metrics."""
@@ -86,8 +94,20 @@ class Learner:
             metrics.update(self._optimise(batch))
         else:
             metrics["train/loss"] = 0.0
+        self._fold_into_average()
         metrics["train/step_time"] = time.perf_counter() - started
         return metrics
+
+    def _fold_into_average(self) -> None:
+        decay = average_decay(self.config.average_decay, self.steps_averaged)
+        self.steps_averaged += 1
+        for name, value in self.model.params.items():
+            kept = self.average.params[name]
+            if name in STATISTICS:  # counts of what was trained on, not weights: the latest hold
+                kept[...] = value
+            else:
+                kept *= decay
+                kept += (1.0 - decay) * value
 
     def _optimise(self, batch: TokenBatch) -> dict[str, float]:
         """``passes_per_batch`` optimizer steps on one batch (PPO's epochs: the importance
@@ -152,6 +172,13 @@ class Learner:
             explored_turns = np.fromiter((self.explored.holds(*turn) for turn in batch.turns), dtype=bool, count=len(batch.turns))
             shielded |= explored_turns[np.asarray(batch.turn_of, dtype=np.int64)]
         return shielded
+
+
+def average_decay(decay: float, steps_averaged: int) -> float:
+    """The decay of the weights' average at its next step: ``decay``, lowered over the first
+    steps to (1 + n) / (10 + n) after n of them, so the average does not hold on to the weights
+    a run started from (0 keeps only the latest weights)."""
+    return min(decay, (1 + steps_averaged) / (AVERAGE_RAMP + steps_averaged))
 
 
 def rewarded_integers(batch: TokenBatch, prompt_of: np.ndarray, tokenizer: CharTokenizer, normalizer: int) -> RewardedIntegers:

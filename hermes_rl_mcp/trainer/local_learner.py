@@ -36,7 +36,7 @@ class LocalLearner:
             self.learner = _resumed_learner(resume_from, initial, config, explored, rewarded)
         step = resume_from.step if resume_from is not None else 0
         self.policy = PolicyHolder(
-            model=self.learner.model.copy(), step=step, default_temperature=config.temperature,
+            model=self.learner.model.copy(), evaluated=self.learner.average.copy(), step=step, default_temperature=config.temperature,
             explore_prompt_words=config.explore_prompt_words, explored=explored,
             explore_rewarded=config.explore_rewarded_answers, rewarded=rewarded,
             rng=np.random.default_rng(config.seed + 1 + step),
@@ -51,7 +51,7 @@ class LocalLearner:
 
     async def publish(self, step: int) -> dict[str, float]:
         started = time.perf_counter()
-        self.policy.publish(self.learner.model.copy(), step)
+        self.policy.publish(self.learner.model.copy(), step, evaluated=self.learner.average.copy())
         return {"time/weight_sync": time.perf_counter() - started}
 
     async def checkpoint(self, step: int, kind: str) -> str:
@@ -60,6 +60,7 @@ class LocalLearner:
             step,
             self.learner.model,
             self.learner.optimizer,
+            average=self.learner.average,
             kind=kind,
             extra_meta={"trainer": self.config.model_dump(), "run_id": self.run_id},
         )
@@ -75,7 +76,7 @@ class LocalLearner:
 def _resumed_learner(
     point: ResumePoint, initial: PolicyModel, config: TrainerConfig, explored: ExploredTurns, rewarded: RewardedAnswers
 ) -> Learner:
-    """The learner as the checkpoint left it: weights, Adam moments and step count.
+    """The learner as the checkpoint left it: weights, their average, Adam moments and step count.
 
     The KL reference stays the run's initial policy (the seed's), as it was in the parent run.
     """
@@ -91,6 +92,9 @@ def _resumed_learner(
     learner = Learner(saved.model, config, explored=explored, rewarded=rewarded)
     if saved.optimizer_state:
         learner.optimizer.load_state(saved.optimizer_state)
+    if saved.average is not None:
+        learner.average = saved.average
+    learner.steps_averaged = point.step
     if learner.reference is not None:
         learner.reference = initial
     return learner

@@ -74,6 +74,7 @@ class _Waiting:
     job: SampleJob
     temperature: float
     top_p: float
+    evaluation: bool
     answer: asyncio.Future[tuple[PolicyModel, list[Generation]]]
 
 
@@ -84,19 +85,21 @@ class SamplingBatches:
     a batch ends; one forward pass per token step then serves all of them (a multi-turn
     environment sends its episodes' turns at once). A lone request is sampled at once, never
     held back to wait for company. Each batch samples from one snapshot of the policy, the one
-    current when it starts, and hands it back with the samples.
+    current when it starts (for evaluation, or for training), and hands it back with the samples.
     """
 
-    def __init__(self, current_model: Callable[[], PolicyModel]) -> None:
+    def __init__(self, current_model: Callable[[bool], PolicyModel]) -> None:
         self._current_model = current_model
         self._waiting: list[_Waiting] = []
         self._worker: asyncio.Task[None] | None = None
         self.batches_sampled = 0  # and the requests in them: how much batching there was
         self.requests_sampled = 0
 
-    async def sample(self, job: SampleJob, temperature: float, top_p: float) -> tuple[PolicyModel, list[Generation]]:
+    async def sample(
+        self, job: SampleJob, temperature: float, top_p: float, *, evaluation: bool = False
+    ) -> tuple[PolicyModel, list[Generation]]:
         answer: asyncio.Future[tuple[PolicyModel, list[Generation]]] = asyncio.get_running_loop().create_future()
-        self._waiting.append(_Waiting(job, temperature, top_p, answer))
+        self._waiting.append(_Waiting(job, temperature, top_p, evaluation, answer))
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._drain())
         return await answer
@@ -105,15 +108,15 @@ class SamplingBatches:
         while self._waiting:
             await asyncio.sleep(0)  # requests parsed in this turn of the loop join the batch
             batch, self._waiting = self._waiting, []
-            model = self._current_model()
-            by_settings: dict[tuple[float, float], list[_Waiting]] = {}
+            models = {purpose: self._current_model(purpose) for purpose in (False, True)}
+            by_settings: dict[tuple[float, float, bool], list[_Waiting]] = {}
             for waiting in batch:
                 if not waiting.answer.done():  # a request whose client left is not sampled
-                    by_settings.setdefault((waiting.temperature, waiting.top_p), []).append(waiting)
-            for (temperature, top_p), group in by_settings.items():
+                    by_settings.setdefault((waiting.temperature, waiting.top_p, waiting.evaluation), []).append(waiting)
+            for (temperature, top_p, evaluation), group in by_settings.items():
                 self.batches_sampled += 1
                 self.requests_sampled += len(group)
-                self._answer(model, group, temperature, top_p)
+                self._answer(models[evaluation], group, temperature, top_p)
 
     def _answer(self, model: PolicyModel, group: list[_Waiting], temperature: float, top_p: float) -> None:
         try:
@@ -132,9 +135,13 @@ class SamplingBatches:
 
 @dataclass
 class PolicyHolder:
-    """The local policy as a Sampler; the trainer replaces ``model`` and ``step`` after each step."""
+    """The local policy as a Sampler; the trainer replaces ``model``, ``evaluated`` and ``step``
+    after each step."""
 
     model: PolicyModel
+    # What answers an environment's evaluation requests (the learner's average of the weights);
+    # None: ``model`` does.
+    evaluated: PolicyModel | None = None
     model_name: str = "hermes-rl-local"
     step: int = 0
     default_temperature: float = 1.0
@@ -153,10 +160,13 @@ class PolicyHolder:
     batches: SamplingBatches = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.batches = SamplingBatches(lambda: self.model)
+        self.batches = SamplingBatches(self._model_for)
 
-    def publish(self, model: PolicyModel, step: int) -> None:
-        self.model, self.step = model, step
+    def _model_for(self, evaluation: bool) -> PolicyModel:
+        return self.evaluated if evaluation and self.evaluated is not None else self.model
+
+    def publish(self, model: PolicyModel, step: int, evaluated: PolicyModel | None = None) -> None:
+        self.model, self.evaluated, self.step = model, evaluated, step
 
     def encode_text(self, text: str) -> list[int]:
         return self.model.tokenizer.encode(text)
@@ -181,7 +191,7 @@ class PolicyHolder:
         temperature = self.default_temperature if req.temperature is None else req.temperature
         rng = np.random.default_rng(req.seed) if req.seed is not None else self.rng
         job = SampleJob(prompt_ids, req.n, req.new_tokens(), rng, tuple(req.stop_list()), constraint)
-        model, samples = await self.batches.sample(job, temperature, req.top_p)
+        model, samples = await self.batches.sample(job, temperature, req.top_p, evaluation=req.for_evaluation)
         exploring = self.explore_prompt_words > 0 or self.explore_rewarded > 0
         if not exploring or req.for_evaluation or req.stop_list() or req.top_p < 1.0:
             return samples

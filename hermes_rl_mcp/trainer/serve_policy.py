@@ -1,9 +1,10 @@
 """``hermes-rl-mcp policy``: serve one fixed policy over the OpenAI-compatible policy endpoint.
 
 What a trainer serves while it trains, without the training: the local policy as initialised
-(``--init``), a local checkpoint's saved parameters (``--checkpoint``), or a tinker run's saved
-sampler weights (``--tinker-sampler tinker://...``). Used to try an environment before
-training, to sample a trained policy and to evaluate it. Listens on 127.0.0.1 only; the port
+(``--init``), a local checkpoint's saved parameters (``--checkpoint``: the weights' average, as
+evaluation served them, when the run kept one), or a tinker run's saved sampler weights
+(``--tinker-sampler tinker://...``). Used to try an environment before training, to sample a
+trained policy and to evaluate it. Listens on 127.0.0.1 only; the port
 it took is printed to stderr, and ``/health`` answers once the policy is loaded.
 
 A self-hosted engine (SkyRL tx) samples saved sampler weights only while the adapter that saved
@@ -54,7 +55,7 @@ def _local_sampler(args: argparse.Namespace) -> Any:
 
     if args.checkpoint is not None:
         loaded = load_checkpoint(args.checkpoint)
-        model, step = loaded.model, loaded.step
+        model, step = loaded.served, loaded.step
     else:
         model, step = PolicyModel.initialise(CharTokenizer(), hidden_size=args.hidden_size, seed=args.seed), 0
     return PolicyHolder(model=model, step=step, default_temperature=args.temperature, rng=np.random.default_rng(args.seed + 1))

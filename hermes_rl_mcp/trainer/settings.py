@@ -30,6 +30,10 @@ class TrainerConfig(BaseModel):
     explore_rewarded_answers: float = Field(
         0.05, ge=0, le=1, description="Share replaced by an answer rewarded on another prompt (0: off)."
     )
+    # The average's decay ramps up as (1 + n) / (10 + n) over its first n steps (learner.average_decay).
+    average_decay: float = Field(
+        0.9, ge=0, lt=1, description="Evaluation and checkpoints use a moving average of the weights with this decay per step (0: off)."
+    )
     clip_epsilon: float = Field(0.2, gt=0, le=1, description="PPO clip range.")
     passes_per_batch: int = Field(3, ge=1, le=32, description="Optimizer steps per batch (PPO epochs).")
     max_grad_norm: float = Field(1.0, gt=0, le=1e6, description="Global gradient-norm clip.")
