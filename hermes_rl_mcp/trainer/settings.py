@@ -32,7 +32,7 @@ class TrainerConfig(BaseModel):
     )
     # The average's decay ramps up as (1 + n) / (10 + n) over its first n steps (learner.average_decay).
     average_decay: float = Field(
-        0.9, ge=0, lt=1, description="Evaluation and checkpoints use a moving average of the weights with this decay per step (0: off)."
+        0.8, ge=0, lt=1, description="Evaluation and checkpoints use a moving average of the weights with this decay per step (0: off)."
     )
     clip_epsilon: float = Field(0.2, gt=0, le=1, description="PPO clip range.")
     passes_per_batch: int = Field(3, ge=1, le=32, description="Optimizer steps per batch (PPO epochs).")
