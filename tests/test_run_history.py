@@ -69,6 +69,12 @@ def test_a_resumed_learner_holds_the_checkpoints_weights_and_optimiser_state(his
     assert learner.learner.optimizer.steps == PARENT_STEPS * trainer.passes_per_batch
     np.testing.assert_array_equal(learner.learner.optimizer.m["W2"], saved.optimizer_state["adam_m/W2"])
     assert learner.policy.step == PARENT_STEPS  # the policy endpoint reports the step it continues from
+    # the weights' average goes on from the parent's, and answers the resumed run's evaluations
+    assert saved.average is not None and learner.learner.steps_averaged == PARENT_STEPS
+    assert not np.array_equal(saved.average.params["W2"], saved.model.params["W2"])
+    for name, value in saved.average.params.items():
+        np.testing.assert_array_equal(learner.learner.average.params[name], value)
+        np.testing.assert_array_equal(learner.policy.evaluated.params[name], value)
     fresh = LocalLearner(trainer, tmp_path)
     assert not np.array_equal(fresh.learner.model.params["W2"], saved.model.params["W2"])
 
