@@ -318,7 +318,7 @@ def test_the_average_of_the_weights_follows_them_with_a_decay_that_ramps_up() ->
     expected = {k: v.copy() for k, v in learner.model.params.items()}
     for n in range(12):
         learner.step(reverse_groups(learner.model, rng, ["abc", "plane", "qwer"]))
-        decay = average_decay(0.9, n)
+        decay = average_decay(config.average_decay, n)
         for k, v in learner.model.params.items():
             expected[k] = v.copy() if k in STATISTICS else decay * expected[k] + (1 - decay) * v
     for k in expected:

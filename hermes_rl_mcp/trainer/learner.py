@@ -42,8 +42,9 @@ INPUT_DECAY = 1.0
 # (``docs/design-notes.md``).
 SHARED_SCALE = frozenset({"R", "N_words", "N_tally"})
 INTEGER = re.compile(r"-?[0-9]+")
-# Steps over which the weights' average first ramps its decay up to the configured one (see
-# ``average_decay``): early on the policy moves fast and an average of old weights would lag it.
+# The weights' average ramps its decay up as (1 + n) / (AVERAGE_RAMP + n) after n steps, to the
+# configured one (``average_decay``): early on the policy moves fast and an average of old
+# weights would lag it.
 AVERAGE_RAMP = 10
 
 
@@ -176,8 +177,8 @@ class Learner:
 
 def average_decay(decay: float, steps_averaged: int) -> float:
     """The decay of the weights' average at its next step: ``decay``, lowered over the first
-    steps to (1 + n) / (10 + n) after n of them, so the average does not hold on to the weights
-    a run started from (0 keeps only the latest weights)."""
+    steps (``AVERAGE_RAMP``) so the average does not hold on to the weights a run started from
+    (0 keeps only the latest weights)."""
     return min(decay, (1 + steps_averaged) / (AVERAGE_RAMP + steps_averaged))
 
 

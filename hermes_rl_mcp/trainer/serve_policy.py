@@ -4,8 +4,8 @@ What a trainer serves while it trains, without the training: the local policy as
 (``--init``), a local checkpoint's saved parameters (``--checkpoint``: the weights' average, as
 evaluation served them, when the run kept one), or a tinker run's saved sampler weights
 (``--tinker-sampler tinker://...``). Used to try an environment before training, to sample a
-trained policy and to evaluate it. Listens on 127.0.0.1 only; the port
-it took is printed to stderr, and ``/health`` answers once the policy is loaded.
+trained policy and to evaluate it. Listens on 127.0.0.1 only; the port it took is printed to
+stderr, and ``/health`` answers once the policy is loaded.
 
 A self-hosted engine (SkyRL tx) samples saved sampler weights only while the adapter that saved
 them is loaded, and a run releases its adapter when it ends. So a tinker policy is first tried

@@ -30,7 +30,7 @@ class TrainerConfig(BaseModel):
     explore_rewarded_answers: float = Field(
         0.05, ge=0, le=1, description="Share replaced by an answer rewarded on another prompt (0: off)."
     )
-    # The average's decay ramps up as (1 + n) / (10 + n) over its first n steps (learner.average_decay).
+    # The average's decay is lower over a run's first steps (learner.average_decay).
     average_decay: float = Field(
         0.8, ge=0, lt=1, description="Evaluation and checkpoints use a moving average of the weights with this decay per step (0: off)."
     )
