@@ -300,7 +300,7 @@ def field_specs(selection: Selection) -> dict[str, FieldSpec]:
     specs.update(_model_specs("openai", APIServerConfig, first_server))
     specs["run.backend"] = FieldSpec(
         "run.backend", {"type": "string", "enum": list(BUILTIN_BACKENDS)}, DEFAULT_BACKEND, DEFAULT_BACKEND,
-        "local: a small policy on this CPU; tinker: LoRA training of an LLM via Tinker.",
+        "local: a small policy on this CPU; tinker: LoRA on an LLM via Tinker.",
     )
     return specs
 

@@ -28,11 +28,11 @@ class TrainerConfig(BaseModel):
         0.1, ge=0, le=1, description="Share of samples replaced by prompt words (0: off)."
     )
     explore_rewarded_answers: float = Field(
-        0.05, ge=0, le=1, description="Share replaced by an answer rewarded on another prompt (0: off)."
+        0.05, ge=0, le=1, description="Share replaced by answers rewarded elsewhere (0: off)."
     )
     # The average's decay is lower over a run's first steps (learner.average_decay).
     average_decay: float = Field(
-        0.8, ge=0, lt=1, description="Evaluation and checkpoints use a moving average of the weights with this decay per step (0: off)."
+        0.8, ge=0, lt=1, description="Decay of the weight average used to evaluate (0: off)."
     )
     clip_epsilon: float = Field(0.2, gt=0, le=1, description="PPO clip range.")
     passes_per_batch: int = Field(3, ge=1, le=32, description="Optimizer steps per batch (PPO epochs).")
@@ -45,7 +45,7 @@ class TrainerConfig(BaseModel):
         60.0,
         ge=0,
         le=3600,
-        description="Seconds the policy serves after the final checkpoint.",
+        description="Seconds the policy serves after the run.",
     )
 
 
