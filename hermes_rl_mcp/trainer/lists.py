@@ -54,7 +54,7 @@ def _places(keys: Sequence[Any]) -> list[int]:
 
 def find_lists(
     tokens: Sequence[int], is_word_char: np.ndarray, comma: int, words: list[tuple[int, int]] | None = None,
-    *, last_item_words: Sequence[Sequence[int]] = (), space: int = -1,
+    *, last_item_words: Sequence[Sequence[int]], space: int,
 ) -> list[TokenList]:
     """The lists of ``tokens`` (token ids; ``is_word_char`` says which ids are letters and
     digits, ``comma`` is the comma's id; ``words``, when the caller has them, their
