@@ -166,7 +166,7 @@ COMMON_ROWS_STEP = 8.0
 HIDDEN_NORM_FLOOR = 1e-4
 # Raised when a change alters what the parameters mean or which parameters there are, so a
 # checkpoint saved before it is refused with that reason rather than misread.
-MODEL_REVISION = 13
+MODEL_REVISION = 14
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -211,6 +211,12 @@ MARKS = 8 + len(NEAR_OFFSETS)
 # age", or names written in order of their heights, is one weight and not a key per name.
 BOUND_OFFSETS = (-3, -2, -1, 1)
 RANKS = 4 + 2 * len(BOUND_OFFSETS)  # a list item's place in order and by length, then a word's by its number's, each from both ends
+# Every character of a ranked word carries its word's place in order and its own place in the
+# word, as place * MAX_ITEM_CHARS + offset, so the item next in order is marked where the turn
+# has reached in it: at its first character before the turn writes it, at its second once the
+# turn has written one character of it. Marked only at the first, "61" and "64" both start with
+# the "6" a sorted list writes after "20, ", and nothing then said which "6" was meant.
+MAX_ITEM_CHARS = 64
 # The pointer's keys per word, each scored at the slot where a word starts, fixed and as the
 # hidden layer asks: (the Features field holding each slot's key, fixed weights, query weights).
 WORD_KEYS = (("word_keys", "P_word", "Q_word"), ("place_keys", "P_place", "Q_place"))
@@ -401,7 +407,7 @@ class PromptView:
     links: np.ndarray  # (pointer_slots, LINKS) at a word's first character, the first and last characters of the words before and after it in its phrase (PAD: none)
     phrase_edges: np.ndarray  # (4, MAX_PHRASES) the first and last characters of the messages' phrases' last words, then of their first words (PAD: none)
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
-    ranked: np.ndarray  # (pointer_slots, RANKS) int: at a list item's first character, its place in the list's order from the first / last item, then by length, then at a word's the same for the number at each of ``BOUND_OFFSETS`` (-1 elsewhere)
+    ranked: np.ndarray  # (pointer_slots, RANKS) int: at a list item's characters, its place in the list's order from the first / last item, then by length, then at a word's the same for the number at each of ``BOUND_OFFSETS``, each as place * MAX_ITEM_CHARS + the character's offset in its word (-1 elsewhere)
     marked: np.ndarray  # (pointer_slots, MARKS) float: 1 where the slot has a mark (``MARKS``)
     word_keys: np.ndarray  # (pointer_slots,) int: the hashed row of the word a slot starts (-1: it starts none)
     place_keys: np.ndarray  # (pointer_slots,) int: the view and place in its message of the word a slot starts (-1: none)
@@ -1017,15 +1023,15 @@ class PolicyModel:
         return starts, keys
 
     def _list_ranks(self, tokens: np.ndarray, lists: list[TokenList]) -> np.ndarray:
-        """(len(tokens), 4): at each list item's first token, its place in its list's order
-        counted from the first item and from the last (``lists.TokenList.ranks``), then in order
-        of length (``length_ranks``), from the shortest and from the longest; -1 elsewhere."""
+        """(len(tokens), 4): at each list item's tokens, its place in its list's order counted
+        from the first item and from the last (``lists.TokenList.ranks``), then in order of
+        length (``length_ranks``), from the shortest and from the longest (``_rank_word``);
+        -1 elsewhere."""
         out = np.full((len(tokens), 4), -1, dtype=np.int64)
         for found in lists:
-            starts = [start for start, _ in found.items]
             for column, ranks in ((0, found.ranks(tokens, self.tokenizer)), (2, found.length_ranks())):
-                out[starts, column] = ranks
-                out[starts, column + 1] = len(ranks) - 1 - np.asarray(ranks)
+                for (start, stop), rank in zip(found.items, ranks):
+                    _rank_word(out, start, stop, column, (rank, len(ranks) - 1 - rank))
         return out
 
     def _bound_ranks(self, tokens: np.ndarray, spans: list[tuple[int, int]], message_of: np.ndarray) -> np.ndarray:
@@ -1060,7 +1066,7 @@ class PolicyModel:
                 for k, rank in ranks.items():
                     word = k + offset
                     if 0 <= word < len(words) and not is_number[word]:
-                        out[words[word][0], 2 * column : 2 * column + 2] = (rank, len(numbers) - 1 - rank)
+                        _rank_word(out, *words[word], 2 * column, (rank, len(numbers) - 1 - rank))
         return out
 
     def _repeated(self, tokens: np.ndarray, lists: list[TokenList], word_counts: np.ndarray) -> np.ndarray:
@@ -1201,6 +1207,7 @@ class PolicyModel:
         prev = np.full((n, PREVIOUS_TOKENS), -1, dtype=np.int64)
         emitted = np.zeros((n, v), dtype=bool)
         commas = np.zeros(n, dtype=np.int64)
+        typed = np.zeros(n, dtype=np.int64)
         replies = [np.asarray(done, dtype=np.int64) for done in generated]
         padded = np.full((n, max((len(done) for done in replies), default=0)), PAD, dtype=np.int64)  # PAD past a reply's end
         for i, (prompt, done) in enumerate(zip(prompts, replies)):
@@ -1217,8 +1224,9 @@ class PolicyModel:
                 prev[i, -min(len(done), PREVIOUS_TOKENS) :] = done[-PREVIOUS_TOKENS:]
                 emitted[i, done] = True
                 commas[i] = np.count_nonzero(done == self._comma)
+                typed[i] = _trailing(self._is_word_char[done])
         return self._assemble(
-            self.prompt_features(views), prompt_of, gen, step, prev, emitted, commas, self._last_reply_word(replies), self._written_words(padded)
+            self.prompt_features(views), prompt_of, gen, step, prev, emitted, (commas, typed), self._last_reply_word(replies), self._written_words(padded)
         )
 
     def features_for_rows(
@@ -1238,10 +1246,11 @@ class PolicyModel:
         emitted = np.zeros((n, s.vocab_size), dtype=bool)
         np.put_along_axis(emitted, generated.astype(np.int64), True, axis=1)
         commas = np.count_nonzero(generated == self._comma, axis=1)
+        typed = _trailing(self._is_word_char[generated.astype(np.int64)])
         replies = generated.astype(np.int64)
         last_word = self._last_reply_word(replies)
         written = self._written_words(replies)
-        return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, commas, last_word, written, images)
+        return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, (commas, typed), last_word, written, images)
 
     def _written_words(self, replies: np.ndarray) -> np.ndarray:
         """(N, WRITTEN_WORDS) for each reply so far (``replies`` (N, T), PAD after a shorter
@@ -1340,7 +1349,7 @@ class PolicyModel:
         step: np.ndarray,
         prev: np.ndarray,
         emitted: np.ndarray,
-        commas: np.ndarray,
+        items: tuple[np.ndarray, np.ndarray],
         last_word: np.ndarray,
         written: np.ndarray,
         images: np.ndarray | None = None,
@@ -1348,7 +1357,8 @@ class PolicyModel:
         """Features of rows that each follow one of ``prompts`` (``prompt_of``), from each row's
         turn so far (``prev`` (N, PREVIOUS_TOKENS): the last tokens emitted, the latest last, -1
         before the first; at the first step the prompt's last token is the previous one;
-        ``commas``: how many the turn holds, so how many items of a list it has written;
+        ``items``: how many commas the turn holds, so how many items of a list it has written,
+        and how many letters and digits it ends with, so how far into the next it is;
         ``last_word``: ``_last_reply_word``; ``written``: ``_written_words``)."""
         s, o = self.shape, self._offsets
         around = prompts.neighbours[prompt_of]
@@ -1401,7 +1411,7 @@ class PolicyModel:
             counts=counts,
             word_counts=prompts.word_counts[prompt_of],
             order=np.concatenate(
-                [self._order(prompts.ordered, prompt_of, emitted, counts > 0, used), self._next_items(prompts.ranked, prompt_of, commas)], axis=2
+                [self._order(prompts.ordered, prompt_of, emitted, counts > 0, used), self._next_items(prompts.ranked, prompt_of, *items)], axis=2
             ),
             marked=prompts.marked[prompt_of],
             word_keys=word_keys,
@@ -1467,14 +1477,16 @@ class PolicyModel:
         passed = missing == 0  # every character on that side already written
         return (passed & (in_word & (used == 0))[:, :, None]).astype(self.dtype)
 
-    def _next_items(self, ranked: np.ndarray, prompt_of: np.ndarray, commas: np.ndarray) -> np.ndarray:
-        """(N, pointer_slots, RANKS): 1 at the first character of the list item whose place in
-        order, from the first (second column: from the last), is the number of items the turn
-        has written, taken as the commas it holds; the same in order of length, and for the
-        words said with numbers, ranked by those numbers (``_bound_ranks``): so a list written
-        sorted, either way, or the name with the smallest number, is one weight and not a key
-        per item."""
-        return (ranked[prompt_of] == commas[:, None, None]).astype(self.dtype)
+    def _next_items(self, ranked: np.ndarray, prompt_of: np.ndarray, commas: np.ndarray, typed: np.ndarray) -> np.ndarray:
+        """(N, pointer_slots, RANKS): 1 at the character of the list item whose place in order,
+        from the first (second column: from the last), is the number of items the turn has
+        written, taken as the commas it holds, that comes after as many characters of the item
+        as the turn's last word has (``typed``: its first character while the turn writes none);
+        the same in order of length, and for the words said with numbers, ranked by those
+        numbers (``_bound_ranks``): so a list written sorted, either way, or the name with the
+        smallest number, is one weight and not a key per item."""
+        reached = commas * MAX_ITEM_CHARS + np.minimum(typed, MAX_ITEM_CHARS)
+        return (ranked[prompt_of] == reached[:, None, None]).astype(self.dtype)
 
     # -- forward / backward ---------------------------------------------------------------------
 
@@ -1969,6 +1981,19 @@ def _case_pairs(tokenizer: CharTokenizer, first_entry: int) -> tuple[np.ndarray,
             partners.append(tokenizer.encode(text.swapcase())[0])
             entries.append(first_entry + text.isupper())
     return np.asarray(letters, dtype=np.int64), np.asarray(partners, dtype=np.int64), np.asarray(entries, dtype=np.int64)
+
+
+def _rank_word(out: np.ndarray, start: int, stop: int, column: int, places: tuple[int, int]) -> None:
+    """Writes a ranked word's two places in order (from either end) into ``out[start:stop]`` at
+    ``column`` and the next, each as place * MAX_ITEM_CHARS + the character's offset in the word."""
+    offsets = np.arange(min(stop - start, MAX_ITEM_CHARS))
+    out[start : start + len(offsets), column : column + 2] = np.outer(offsets, [1, 1]) + np.asarray(places) * MAX_ITEM_CHARS
+
+
+def _trailing(flags: np.ndarray) -> np.ndarray | int:
+    """How many of the last entries of ``flags`` (one row, or rows (N, T)) are all True."""
+    run = np.cumprod(flags[..., ::-1], axis=-1, dtype=np.int64)
+    return run.sum(axis=-1) if run.ndim > 1 else int(run.sum())
 
 
 def _token_bits(tokens: np.ndarray) -> np.ndarray:

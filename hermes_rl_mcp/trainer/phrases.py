@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -68,13 +69,21 @@ def linked_gaps(tokens: np.ndarray, begins: np.ndarray, ends: np.ndarray, is_lin
     return ((lengths <= MAX_LINK) & all_links) | tight
 
 
-def find_records(text: str, min_items: int) -> list[list[list[Span]]]:
+class Records(NamedTuple):
+    """One list of records: its keys (each item's first word, and, where it differs, each
+    item's words before its first number: "ice cream" of "ice cream $3.20"), and each item's
+    span from its first word to its last ("ice cream $3.20")."""
+
+    keys: list[list[Span]]
+    items: list[Span]
+
+
+def find_records(text: str, min_items: int) -> list[Records]:
     """The lists of records in ``text`` (one character per token): ``min_items`` or more items
     in a row within a clause, split at commas or at "and" / "or", each of two or more words,
     and either all holding a number or none ("Ann 7, Bob 9 and Cy 5", "milk $2.49, bread
-    $1.99, eggs $3.20"). Each list is given as its keys: each item's first word, and, where it
-    differs, each item's words before its first number ("ice cream" of "ice cream $3.20")."""
-    found: list[list[list[Span]]] = []
+    $1.99, eggs $3.20")."""
+    found: list[Records] = []
     for clause in _CLAUSE.finditer(text):
         items = []
         at = clause.start()
@@ -92,7 +101,8 @@ def find_records(text: str, min_items: int) -> list[list[list[Span]]]:
             if len(run) >= min_items:
                 firsts = [words[0] for words, _, _ in run]
                 leading = [(words[0][0], words[max(lead, 1) - 1][1]) for words, _, lead in run]
-                found.append([firsts] if leading == firsts else [firsts, leading])
+                items = [(words[0][0], words[-1][1]) for words, _, _ in run]
+                found.append(Records([firsts] if leading == firsts else [firsts, leading], items))
             run = [item] if len(item[0]) >= 2 else []
     return found
 
