@@ -1567,6 +1567,19 @@ def test_the_pointer_can_pick_a_word_by_what_it_is() -> None:
     for row in range(2):
         at = np.flatnonzero(keys[row] == fig)[0]
         assert after[row, at] > 2 * before[row, at]  # wherever "fig" stands, one weight reads it
+    # once the turn has written a word's first letter, its key is at the word's second: "Bob",
+    # begun, goes on as "Bob" and not as "Ben", where only the letter just written told them apart
+    names = TOK.generation_prompt([{"role": "user", "content": "Who called: Ben or Bob?"}])
+    feats = model.features([names, names], [TOK.encode("B"), TOK.encode("Bo")])
+    message = feats.slots[:, s.window : s.window + s.message_slots]
+    keys = feats.word_keys[:, s.window : s.window + s.message_slots]
+    assert TOK.decode(message[0, keys[0] >= 0]) == "haero"  # "Who called: Ben or Bob", one letter in
+    assert TOK.decode(message[1, keys[1] >= 0]) == "olnb"  # two letters in ("or" has no third)
+    bob = keys[0][keys[0] >= 0][-1]
+    model.params["P_word"][bob] = 2.0 / GAINS["P_word"]
+    attention = model.forward(feats).attention[:, s.window : s.window + s.message_slots]
+    o, e = (int(np.flatnonzero(message[0] == TOK.encode(c)[0])[-1]) for c in ("o", "e"))
+    assert attention[0, o] > 3 * attention[0, e]
 
 
 def test_the_pointer_can_pick_a_word_by_its_place_in_an_earlier_message() -> None:

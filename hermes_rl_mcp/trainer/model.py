@@ -31,11 +31,12 @@ views of its context, each a bias that helps short text tasks in general:
 * **a pointer over the prompt**: attention over the character slots of those views (and an
   end slot) by position (per step), by content (a learned key per token), by what the hidden
   layer asks for (a query over positions and over tokens, so which word to copy can depend on
-  the whole prompt), by word (at a word's first character, a key per hashed word, fixed and as
-  the hidden layer asks: which of the prompt's words to copy can depend on what the word is,
-  not only on its letters or place), by a word's place in its message (a key per view and
-  place at the word's first character, fixed and as the hidden layer asks: "the second item"
-  is one place whatever the items' lengths), by marks (``MARKS``: the place a number of the
+  the whole prompt), by word (a key per hashed word, fixed and as the hidden layer asks: which
+  of the prompt's words to copy can depend on what the word is, not only on its letters or
+  place), by a word's place in its message (a key per view and place, fixed and as the hidden
+  layer asks: "the second item" is one place whatever the items' lengths); both keys score the
+  character the turn has reached in the word (its first, or after as many as the turn's last
+  word holds), so a word begun goes on being chosen where "Ben" and "Bob" share the "B"; by marks (``MARKS``: the place a number of the
   prompt names, an item or word said twice, a word that ends or begins like another), by
   coverage (whether the slot's token was already emitted this turn, and whether the word it
   starts was written whole) and by neighbourhood
@@ -63,10 +64,11 @@ views of its context, each a bias that helps short text tasks in general:
   the characters of its word not yet written this turn gets a score of its own, so writing a
   word's letters sorted, or picking its largest digit, is one weight and not a key per letter;
 * **order within a list**: in a list the prompt gives (``lists.py``: three or more words joined
-  by the same separator with a comma), the first character of the item that comes next in
-  order (numbers by value, words alphabetically), from the first or from the last, gets a score
-  of its own, where "next" counts the commas the turn has written; so writing a list sorted,
-  either way, is one weight and not a key per item;
+  by the same separator with a comma), the item that comes next in order (numbers by value,
+  words alphabetically), from the first or from the last, gets a score of its own at the
+  character the turn has reached in it (its first, or after as many as the turn's last word
+  holds), where "next" counts the commas the turn has written; so writing a list sorted, either
+  way, is one weight and not a key per item, and "61" after "20, 6" is not mistaken for "64";
 * **words said with numbers**: likewise, a word a few words before a number of its message
   ("Ann is 34", "Greta 165 cm") or just after one ("3 apples") is ranked by that number, for
   each of those offsets, so "the youngest" or "the names from shortest to tallest" is one
@@ -166,7 +168,7 @@ COMMON_ROWS_STEP = 8.0
 HIDDEN_NORM_FLOOR = 1e-4
 # Raised when a change alters what the parameters mean or which parameters there are, so a
 # checkpoint saved before it is refused with that reason rather than misread.
-MODEL_REVISION = 14
+MODEL_REVISION = 15
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -409,8 +411,9 @@ class PromptView:
     ordered: np.ndarray  # (pointer_slots, 2, words) uint64 bit sets: the slot's word's characters below / above its own
     ranked: np.ndarray  # (pointer_slots, RANKS) int: at a list item's characters, its place in the list's order from the first / last item, then by length, then at a word's the same for the number at each of ``BOUND_OFFSETS``, each as place * MAX_ITEM_CHARS + the character's offset in its word (-1 elsewhere)
     marked: np.ndarray  # (pointer_slots, MARKS) float: 1 where the slot has a mark (``MARKS``)
-    word_keys: np.ndarray  # (pointer_slots,) int: the hashed row of the word a slot starts (-1: it starts none)
-    place_keys: np.ndarray  # (pointer_slots,) int: the view and place in its message of the word a slot starts (-1: none)
+    word_keys: np.ndarray  # (pointer_slots,) int: the hashed row of the slot's word (-1: the slot is in none)
+    place_keys: np.ndarray  # (pointer_slots,) int: the view and place in its message of the slot's word (-1: none)
+    word_offsets: np.ndarray  # (pointer_slots,) int: the slot's place in its word, 0 for the first character (-1: in none)
     near_keys: np.ndarray  # (pointer_slots, NEAR_OFFSETS) int: at a word's first character, each neighbour's row of ``P_near`` (-1: none)
     numbers: np.ndarray  # (NUMBER_SLOTS,) float: the last message's first numbers, then the opening's (0 where none)
     number_context: np.ndarray  # (NUMBER_SLOTS, 4) int: each number's place, the token before it, the one after, and the hashed row of the word right after it (``word_rows``: none)
@@ -472,6 +475,7 @@ class PromptFeatures:
     marked: np.ndarray  # (P, pointer_slots, MARKS) float
     word_keys: np.ndarray  # (P, pointer_slots) int
     place_keys: np.ndarray  # (P, pointer_slots) int
+    word_offsets: np.ndarray  # (P, pointer_slots) int
     near_keys: np.ndarray  # (P, pointer_slots, NEAR_OFFSETS) int: ``PromptView.near_keys``
     numbers: np.ndarray
     number_context: np.ndarray
@@ -503,8 +507,8 @@ class Features:
     follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
     order: np.ndarray  # (N, pointer_slots, 2 + RANKS) float: 1 where the slot's character is the first / last unwritten one of its word, or starts the item next in order (``RANKS``)
     marked: np.ndarray  # (N, pointer_slots, MARKS) float: the prompt's ``PromptView.marked``
-    word_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.word_keys``
-    place_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.place_keys``
+    word_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.word_keys`` at the slots the turn has reached in their words (-1 elsewhere)
+    place_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.place_keys``, likewise
     near_keys: np.ndarray  # (P, pointer_slots, NEAR_OFFSETS) int: the prompts' ``PromptView.near_keys``
     numbers: np.ndarray  # (P, NUMBER_SLOTS) float: the prompts' numbers
     number_context: np.ndarray  # (P, NUMBER_SLOTS, 4) int: their places, neighbouring tokens and the words after them
@@ -820,11 +824,16 @@ class PolicyModel:
         word_counts = np.zeros(s.pointer_slots, dtype=np.int64)
         word_counts[read] = np.where(self._is_digit[tokens], 0, held)[source[read]]
         last_words = _words_between(word_starts, hashed, start, stop)
+        # every character of a word carries the word's keys and its place in the word: a row
+        # scores them only where the turn has reached in the word (``_assemble``)
+        offsets = places[:, 0] - 1
+        word_offsets = np.full(s.pointer_slots, -1, dtype=np.int64)
+        word_offsets[read] = offsets[source[read]]
         word_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
-        word_keys[read] = word_rows[source[read]]
+        word_keys[read] = np.where(offsets >= 0, word_rows[np.arange(len(tokens)) - np.maximum(offsets, 0)], -1)[source[read]]
         place_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
         starts = places[source[read]]
-        keyed = (starts[:, 0] == 1) & (starts[:, 1] <= WORD_PLACES)
+        keyed = (starts[:, 0] >= 1) & (starts[:, 1] <= WORD_PLACES)
         place_keys[read] = np.where(keyed, self._slot_views[read] * WORD_PLACES + starts[:, 1] - 1, -1)
         number_diffs = neighbour_differences(numbers, number_count)
         comparisons = np.concatenate(
@@ -845,7 +854,7 @@ class PolicyModel:
             np.minimum(counts, s.max_count - 1), np.minimum(word_counts, s.max_count - 1),
             self._join_views(np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources], heads, head_spans, start),
             links, phrase_edges,
-            ordered, ranked, marked, word_keys, place_keys, near_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
+            ordered, ranked, marked, word_keys, place_keys, word_offsets, near_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content, word_rows[start:stop]),
         )
 
@@ -1333,6 +1342,7 @@ class PolicyModel:
             marked=_stack([view.marked for view in views], s.pointer_slots, MARKS),
             word_keys=_stack([view.word_keys for view in views], s.pointer_slots),
             place_keys=_stack([view.place_keys for view in views], s.pointer_slots),
+            word_offsets=_stack([view.word_offsets for view in views], s.pointer_slots),
             near_keys=_stack([view.near_keys for view in views], s.pointer_slots, len(NEAR_OFFSETS)),
             numbers=np.stack([view.numbers for view in views]) if views else np.zeros((0, NUMBER_SLOTS)),
             number_context=_stack([view.number_context for view in views], NUMBER_SLOTS, 4),
@@ -1361,6 +1371,7 @@ class PolicyModel:
         and how many letters and digits it ends with, so how far into the next it is;
         ``last_word``: ``_last_reply_word``; ``written``: ``_written_words``)."""
         s, o = self.shape, self._offsets
+        commas, typed = items
         around = prompts.neighbours[prompt_of]
         # matched whatever the case: a letter the case switch turned still continues its word
         images_of = self._folded[self._images() if images is None else images]
@@ -1394,8 +1405,15 @@ class PolicyModel:
         counts = prompts.counts[prompt_of]
         used = np.take_along_axis(emitted, slots, axis=1).astype(self.dtype)
         used[:, -1] = 0.0
+        # a word's keys score the slot the turn has reached in it: its first character before
+        # the turn writes a letter or digit, its second after one, so the word the pointer
+        # chose goes on being chosen where its first letters are another word's too
+        offsets = prompts.word_offsets[prompt_of]
         word_keys = prompts.word_keys[prompt_of]
-        word_used = ((word_keys[:, :, None] == written[:, None, :]).any(axis=2) & (word_keys >= 0)).astype(self.dtype)
+        starts = np.where(offsets == 0, word_keys, -1)
+        word_used = ((starts[:, :, None] == written[:, None, :]).any(axis=2) & (starts >= 0)).astype(self.dtype)
+        reached = offsets == typed[:, None]
+        word_keys = np.where(reached, word_keys, -1)
         return Features(
             prompt_of=prompt_of,
             prompt_rows=prompts.prompt_rows,
@@ -1411,11 +1429,11 @@ class PolicyModel:
             counts=counts,
             word_counts=prompts.word_counts[prompt_of],
             order=np.concatenate(
-                [self._order(prompts.ordered, prompt_of, emitted, counts > 0, used), self._next_items(prompts.ranked, prompt_of, *items)], axis=2
+                [self._order(prompts.ordered, prompt_of, emitted, counts > 0, used), self._next_items(prompts.ranked, prompt_of, commas, typed)], axis=2
             ),
             marked=prompts.marked[prompt_of],
             word_keys=word_keys,
-            place_keys=prompts.place_keys[prompt_of],
+            place_keys=np.where(reached, prompts.place_keys[prompt_of], -1),
             near_keys=prompts.near_keys,
             numbers=prompts.numbers,
             number_context=prompts.number_context,
