@@ -653,9 +653,10 @@ def test_the_pointer_knows_which_list_item_comes_next_in_order() -> None:
         return first, last  # the next character of the next item, in order from the first and from the last
 
     assert marked("") == ("5", "1")  # 5 is the smallest, 123 the largest
-    # an item counts as written once a comma follows it; until then the turn is as many
-    # characters into it as its last word holds: "5" has no second character, "123" has "2"
-    assert marked("5") == ("", "2")
+    # an item counts as written once a comma follows it; until then the mark is on the item's
+    # character after as many as the turn's last word holds, where that word begins the item:
+    # "5" has no second character, and "123" does not begin with "5"
+    assert marked("5") == ("", "")
     assert marked("5, ") == ("4", "4")
     assert marked("5, 4") == ("0", "0")
     assert marked("5, 40, ") == ("1", "5")
@@ -1573,8 +1574,12 @@ def test_the_pointer_can_pick_a_word_by_what_it_is() -> None:
     feats = model.features([names, names], [TOK.encode("B"), TOK.encode("Bo")])
     message = feats.slots[:, s.window : s.window + s.message_slots]
     keys = feats.word_keys[:, s.window : s.window + s.message_slots]
-    assert TOK.decode(message[0, keys[0] >= 0]) == "haero"  # "Who called: Ben or Bob", one letter in
-    assert TOK.decode(message[1, keys[1] >= 0]) == "olnb"  # two letters in ("or" has no third)
+    assert TOK.decode(message[0, keys[0] >= 0]) == "eo"  # one letter into the words "B" begins
+    # "Ben" written backwards: "ne" begins no word, so no key pulls the reply forwards along one
+    backwards = model.features([names], [TOK.encode("ne")]).word_keys[0, s.window : s.window + s.message_slots]
+    assert (backwards < 0).all()
+    assert (model.features([names], [TOK.encode("bO")]).word_keys == feats.word_keys[1]).all()  # whatever the case
+    assert TOK.decode(message[1, keys[1] >= 0]) == "b"  # only in the word "Bo" begins
     bob = keys[0][keys[0] >= 0][-1]
     model.params["P_word"][bob] = 2.0 / GAINS["P_word"]
     attention = model.forward(feats).attention[:, s.window : s.window + s.message_slots]

@@ -219,6 +219,12 @@ RANKS = 4 + 2 * len(BOUND_OFFSETS)  # a list item's place in order and by length
 # turn has written one character of it. Marked only at the first, "61" and "64" both start with
 # the "6" a sorted list writes after "20, ", and nothing then said which "6" was meant.
 MAX_ITEM_CHARS = 64
+# Both, and the word keys, score a word's character only where the turn's last word is the
+# word's first characters (whatever their case), compared by a hash of them in base
+# WORD_HASH_BASE modulo 2**40 (small enough that NumPy's int64 never overflows computing it):
+# "Bob" begun as "B" goes on as "Bob" and not as "Ben", while a reply that writes a word
+# backwards ("plane" -> "enalp") is not pulled forwards along it.
+PREFIX_HASH_MASK = (1 << 40) - 1
 # The pointer's keys per word, each scored at the slot where a word starts, fixed and as the
 # hidden layer asks: (the Features field holding each slot's key, fixed weights, query weights).
 WORD_KEYS = (("word_keys", "P_word", "Q_word"), ("place_keys", "P_place", "Q_place"))
@@ -414,6 +420,7 @@ class PromptView:
     word_keys: np.ndarray  # (pointer_slots,) int: the hashed row of the slot's word (-1: the slot is in none)
     place_keys: np.ndarray  # (pointer_slots,) int: the view and place in its message of the slot's word (-1: none)
     word_offsets: np.ndarray  # (pointer_slots,) int: the slot's place in its word, 0 for the first character (-1: in none)
+    word_prefixes: np.ndarray  # (pointer_slots,) int: the hash (``PREFIX_HASH_MASK``) of the slot's word's characters before it (-1: in none)
     near_keys: np.ndarray  # (pointer_slots, NEAR_OFFSETS) int: at a word's first character, each neighbour's row of ``P_near`` (-1: none)
     numbers: np.ndarray  # (NUMBER_SLOTS,) float: the last message's first numbers, then the opening's (0 where none)
     number_context: np.ndarray  # (NUMBER_SLOTS, 4) int: each number's place, the token before it, the one after, and the hashed row of the word right after it (``word_rows``: none)
@@ -476,6 +483,7 @@ class PromptFeatures:
     word_keys: np.ndarray  # (P, pointer_slots) int
     place_keys: np.ndarray  # (P, pointer_slots) int
     word_offsets: np.ndarray  # (P, pointer_slots) int
+    word_prefixes: np.ndarray  # (P, pointer_slots) int
     near_keys: np.ndarray  # (P, pointer_slots, NEAR_OFFSETS) int: ``PromptView.near_keys``
     numbers: np.ndarray
     number_context: np.ndarray
@@ -829,6 +837,8 @@ class PolicyModel:
         offsets = places[:, 0] - 1
         word_offsets = np.full(s.pointer_slots, -1, dtype=np.int64)
         word_offsets[read] = offsets[source[read]]
+        word_prefixes = np.full(s.pointer_slots, -1, dtype=np.int64)
+        word_prefixes[read] = self._word_prefixes(tokens)[source[read]]
         word_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
         word_keys[read] = np.where(offsets >= 0, word_rows[np.arange(len(tokens)) - np.maximum(offsets, 0)], -1)[source[read]]
         place_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
@@ -854,7 +864,7 @@ class PolicyModel:
             np.minimum(counts, s.max_count - 1), np.minimum(word_counts, s.max_count - 1),
             self._join_views(np.concatenate([window, *heads, tail, [PAD]])[self._neighbour_sources], heads, head_spans, start),
             links, phrase_edges,
-            ordered, ranked, marked, word_keys, place_keys, word_offsets, near_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
+            ordered, ranked, marked, word_keys, place_keys, word_offsets, word_prefixes, near_keys, numbers, number_context, number_count, number_diffs, float(numbers[0]) if number_count == 1 else 0.0,
             comparisons, self._tally(content, word_rows[start:stop]),
         )
 
@@ -1005,6 +1015,32 @@ class PolicyModel:
         words = np.cumsum(starts)
         out[:, 1] = np.where(in_word, words - words[message_of] + starts[message_of], 0)
         return out
+
+    def _word_prefixes(self, tokens: np.ndarray) -> np.ndarray:
+        """(len(tokens),): at each token of a word, the hash (``_prefix_hash``) of the word's
+        tokens before it, case folded (that of none at its first); -1 outside words."""
+        out = np.full(len(tokens), -1, dtype=np.int64)
+        folded = (self._folded[tokens] + 1).tolist()
+        key = 0
+        for at, is_word in enumerate(self._is_word_char[tokens].tolist()):
+            if is_word:
+                out[at] = key
+                key = (key * WORD_HASH_BASE + folded[at]) & PREFIX_HASH_MASK
+            else:
+                key = 0
+        return out
+
+    def _prefix_hash(self, replies: np.ndarray, lengths: np.ndarray | None = None) -> np.ndarray:
+        """(N,): for each reply (``replies`` (N, T)), the hash of its last ``lengths[i]`` tokens
+        (all T without ``lengths``), case folded, as ``_word_prefixes`` hashes a word's first
+        characters."""
+        n, t = replies.shape
+        lengths = np.full(n, t, dtype=np.int64) if lengths is None else lengths
+        key = np.zeros(n, dtype=np.int64)
+        for column in range(t - int(lengths.max(initial=0)), t):
+            inside = column >= t - lengths
+            key = np.where(inside, (key * WORD_HASH_BASE + self._folded[replies[:, column]] + 1) & PREFIX_HASH_MASK, key)
+        return key
 
     def _word_starts(self, length: int, starts: list[int], keys: list[int]) -> np.ndarray:
         """(length,): at each word's first token, the word's hashed row (as the bag hashes it);
@@ -1217,6 +1253,7 @@ class PolicyModel:
         emitted = np.zeros((n, v), dtype=bool)
         commas = np.zeros(n, dtype=np.int64)
         typed = np.zeros(n, dtype=np.int64)
+        begun = np.zeros(n, dtype=np.int64)
         replies = [np.asarray(done, dtype=np.int64) for done in generated]
         padded = np.full((n, max((len(done) for done in replies), default=0)), PAD, dtype=np.int64)  # PAD past a reply's end
         for i, (prompt, done) in enumerate(zip(prompts, replies)):
@@ -1234,8 +1271,9 @@ class PolicyModel:
                 emitted[i, done] = True
                 commas[i] = np.count_nonzero(done == self._comma)
                 typed[i] = _trailing(self._is_word_char[done])
+                begun[i] = self._prefix_hash(done[len(done) - typed[i] :][None, :])[0]
         return self._assemble(
-            self.prompt_features(views), prompt_of, gen, step, prev, emitted, (commas, typed), self._last_reply_word(replies), self._written_words(padded)
+            self.prompt_features(views), prompt_of, gen, step, prev, emitted, (commas, typed, begun), self._last_reply_word(replies), self._written_words(padded)
         )
 
     def features_for_rows(
@@ -1256,10 +1294,11 @@ class PolicyModel:
         np.put_along_axis(emitted, generated.astype(np.int64), True, axis=1)
         commas = np.count_nonzero(generated == self._comma, axis=1)
         typed = _trailing(self._is_word_char[generated.astype(np.int64)])
+        begun = self._prefix_hash(generated.astype(np.int64), typed)
         replies = generated.astype(np.int64)
         last_word = self._last_reply_word(replies)
         written = self._written_words(replies)
-        return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, (commas, typed), last_word, written, images)
+        return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, (commas, typed, begun), last_word, written, images)
 
     def _written_words(self, replies: np.ndarray) -> np.ndarray:
         """(N, WRITTEN_WORDS) for each reply so far (``replies`` (N, T), PAD after a shorter
@@ -1343,6 +1382,7 @@ class PolicyModel:
             word_keys=_stack([view.word_keys for view in views], s.pointer_slots),
             place_keys=_stack([view.place_keys for view in views], s.pointer_slots),
             word_offsets=_stack([view.word_offsets for view in views], s.pointer_slots),
+            word_prefixes=_stack([view.word_prefixes for view in views], s.pointer_slots),
             near_keys=_stack([view.near_keys for view in views], s.pointer_slots, len(NEAR_OFFSETS)),
             numbers=np.stack([view.numbers for view in views]) if views else np.zeros((0, NUMBER_SLOTS)),
             number_context=_stack([view.number_context for view in views], NUMBER_SLOTS, 4),
@@ -1359,7 +1399,7 @@ class PolicyModel:
         step: np.ndarray,
         prev: np.ndarray,
         emitted: np.ndarray,
-        items: tuple[np.ndarray, np.ndarray],
+        items: tuple[np.ndarray, np.ndarray, np.ndarray],
         last_word: np.ndarray,
         written: np.ndarray,
         images: np.ndarray | None = None,
@@ -1368,10 +1408,11 @@ class PolicyModel:
         turn so far (``prev`` (N, PREVIOUS_TOKENS): the last tokens emitted, the latest last, -1
         before the first; at the first step the prompt's last token is the previous one;
         ``items``: how many commas the turn holds, so how many items of a list it has written,
-        and how many letters and digits it ends with, so how far into the next it is;
+        how many letters and digits it ends with, so how far into a word it is, and their hash
+        (``_prefix_hash``), so which words it may be writing;
         ``last_word``: ``_last_reply_word``; ``written``: ``_written_words``)."""
         s, o = self.shape, self._offsets
-        commas, typed = items
+        commas, typed, begun = items
         around = prompts.neighbours[prompt_of]
         # matched whatever the case: a letter the case switch turned still continues its word
         images_of = self._folded[self._images() if images is None else images]
@@ -1412,7 +1453,7 @@ class PolicyModel:
         word_keys = prompts.word_keys[prompt_of]
         starts = np.where(offsets == 0, word_keys, -1)
         word_used = ((starts[:, :, None] == written[:, None, :]).any(axis=2) & (starts >= 0)).astype(self.dtype)
-        reached = offsets == typed[:, None]
+        reached = (offsets == typed[:, None]) & (prompts.word_prefixes[prompt_of] == begun[:, None])
         word_keys = np.where(reached, word_keys, -1)
         return Features(
             prompt_of=prompt_of,
@@ -1429,7 +1470,7 @@ class PolicyModel:
             counts=counts,
             word_counts=prompts.word_counts[prompt_of],
             order=np.concatenate(
-                [self._order(prompts.ordered, prompt_of, emitted, counts > 0, used), self._next_items(prompts.ranked, prompt_of, commas, typed)], axis=2
+                [self._order(prompts.ordered, prompt_of, emitted, counts > 0, used), self._next_items(prompts.ranked, prompt_of, commas, typed, reached)], axis=2
             ),
             marked=prompts.marked[prompt_of],
             word_keys=word_keys,
@@ -1495,16 +1536,18 @@ class PolicyModel:
         passed = missing == 0  # every character on that side already written
         return (passed & (in_word & (used == 0))[:, :, None]).astype(self.dtype)
 
-    def _next_items(self, ranked: np.ndarray, prompt_of: np.ndarray, commas: np.ndarray, typed: np.ndarray) -> np.ndarray:
+    def _next_items(self, ranked: np.ndarray, prompt_of: np.ndarray, commas: np.ndarray, typed: np.ndarray, reached: np.ndarray) -> np.ndarray:
         """(N, pointer_slots, RANKS): 1 at the character of the list item whose place in order,
         from the first (second column: from the last), is the number of items the turn has
         written, taken as the commas it holds, that comes after as many characters of the item
-        as the turn's last word has (``typed``: its first character while the turn writes none);
+        as the turn's last word has (``typed``: its first character while the turn writes none),
+        where the turn's last word is the item's first characters (``reached``, (N,
+        pointer_slots));
         the same in order of length, and for the words said with numbers, ranked by those
         numbers (``_bound_ranks``): so a list written sorted, either way, or the name with the
         smallest number, is one weight and not a key per item."""
-        reached = commas * MAX_ITEM_CHARS + np.minimum(typed, MAX_ITEM_CHARS)
-        return (ranked[prompt_of] == reached[:, None, None]).astype(self.dtype)
+        place = commas * MAX_ITEM_CHARS + np.minimum(typed, MAX_ITEM_CHARS)
+        return ((ranked[prompt_of] == place[:, None, None]) & reached[:, :, None]).astype(self.dtype)
 
     # -- forward / backward ---------------------------------------------------------------------
 
