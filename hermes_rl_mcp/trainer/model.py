@@ -35,8 +35,9 @@ views of its context, each a bias that helps short text tasks in general:
   of the prompt's words to copy can depend on what the word is, not only on its letters or
   place), by a word's place in its message (a key per view and place, fixed and as the hidden
   layer asks: "the second item" is one place whatever the items' lengths); both keys score the
-  character the turn has reached in the word (its first, or after as many as the turn's last
-  word holds), so a word begun goes on being chosen where "Ben" and "Bob" share the "B"; by marks (``MARKS``: the place a number of the
+  character the turn has reached in the word (its first, or, where the turn's last word is the
+  word's first characters, the one after them), so a word begun goes on being chosen where
+  "Ben" and "Bob" share the "B"; by marks (``MARKS``: the place a number of the
   prompt names, an item or word said twice, a word that ends or begins like another), by
   coverage (whether the slot's token was already emitted this turn, and whether the word it
   starts was written whole) and by neighbourhood
@@ -66,9 +67,9 @@ views of its context, each a bias that helps short text tasks in general:
 * **order within a list**: in a list the prompt gives (``lists.py``: three or more words joined
   by the same separator with a comma), the item that comes next in order (numbers by value,
   words alphabetically), from the first or from the last, gets a score of its own at the
-  character the turn has reached in it (its first, or after as many as the turn's last word
-  holds), where "next" counts the commas the turn has written; so writing a list sorted, either
-  way, is one weight and not a key per item, and "61" after "20, 6" is not mistaken for "64";
+  character the turn has reached in it (as the word keys do), where "next" counts the commas
+  the turn has written; so writing a list sorted, either way, is one weight and not a key per
+  item, and "61" after "20, 6" is not mistaken for "64";
 * **words said with numbers**: likewise, a word a few words before a number of its message
   ("Ann is 34", "Greta 165 cm") or just after one ("3 apples") is ranked by that number, for
   each of those offsets, so "the youngest" or "the names from shortest to tallest" is one
@@ -225,8 +226,9 @@ MAX_ITEM_CHARS = 64
 # "Bob" begun as "B" goes on as "Bob" and not as "Ben", while a reply that writes a word
 # backwards ("plane" -> "enalp") is not pulled forwards along it.
 PREFIX_HASH_MASK = (1 << 40) - 1
-# The pointer's keys per word, each scored at the slot where a word starts, fixed and as the
-# hidden layer asks: (the Features field holding each slot's key, fixed weights, query weights).
+# The pointer's keys per word, each scored at the slot the turn has reached in the word (its
+# first character, or the one after the word's first characters the turn's last word holds),
+# fixed and as the hidden layer asks: (the Features field holding each slot's key, fixed weights, query weights).
 WORD_KEYS = (("word_keys", "P_word", "Q_word"), ("place_keys", "P_place", "Q_place"))
 NUMBER_SLOTS = 2 * MAX_NUMBERS  # the last message's numbers, then the opening message's
 # The number path's bias is a weight on this constant input, not on 1: a step then moves the
@@ -513,7 +515,7 @@ class Features:
     counts: np.ndarray  # (N, pointer_slots) int: occurrences of the slot's character in its word
     word_counts: np.ndarray  # (N, pointer_slots) int: at a word's first character, its occurrences in its message
     follows: np.ndarray  # (N, pointer_slots, offsets + pairs) float: 1 where the slot is k after the previous token
-    order: np.ndarray  # (N, pointer_slots, 2 + RANKS) float: 1 where the slot's character is the first / last unwritten one of its word, or starts the item next in order (``RANKS``)
+    order: np.ndarray  # (N, pointer_slots, 2 + RANKS) float: 1 where the slot's character is the first / last unwritten one of its word, or is where the turn has reached in the item next in order (``RANKS``)
     marked: np.ndarray  # (N, pointer_slots, MARKS) float: the prompt's ``PromptView.marked``
     word_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.word_keys`` at the slots the turn has reached in their words (-1 elsewhere)
     place_keys: np.ndarray  # (N, pointer_slots) int: the prompt's ``PromptView.place_keys``, likewise
@@ -1293,9 +1295,9 @@ class PolicyModel:
         emitted = np.zeros((n, s.vocab_size), dtype=bool)
         np.put_along_axis(emitted, generated.astype(np.int64), True, axis=1)
         commas = np.count_nonzero(generated == self._comma, axis=1)
-        typed = _trailing(self._is_word_char[generated.astype(np.int64)])
-        begun = self._prefix_hash(generated.astype(np.int64), typed)
         replies = generated.astype(np.int64)
+        typed = _trailing(self._is_word_char[replies])
+        begun = self._prefix_hash(replies, typed)
         last_word = self._last_reply_word(replies)
         written = self._written_words(replies)
         return self._assemble(prompts, prompt_of, gen, np.full(n, t, dtype=np.int64), prev, emitted, (commas, typed, begun), last_word, written, images)
