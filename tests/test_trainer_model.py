@@ -1579,6 +1579,11 @@ def test_the_pointer_can_pick_a_word_by_what_it_is() -> None:
     backwards = model.features([names], [TOK.encode("ne")]).word_keys[0, s.window : s.window + s.message_slots]
     assert (backwards < 0).all()
     assert (model.features([names], [TOK.encode("bO")]).word_keys == feats.word_keys[1]).all()  # whatever the case
+    # and the same where the policy server samples (every row's reply as long as the others)
+    sampled = model.features_for_rows(
+        model.prompt_features([model.prompt_view(names)]), np.zeros(2, dtype=np.int64), np.asarray([TOK.encode("Bo"), TOK.encode("bO")])
+    )
+    assert (sampled.word_keys == feats.word_keys[1]).all()
     assert TOK.decode(message[1, keys[1] >= 0]) == "b"  # only in the word "Bo" begins
     bob = keys[0][keys[0] >= 0][-1]
     model.params["P_word"][bob] = 2.0 / GAINS["P_word"]

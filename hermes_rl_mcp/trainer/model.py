@@ -221,11 +221,12 @@ RANKS = 4 + 2 * len(BOUND_OFFSETS)  # a list item's place in order and by length
 # the "6" a sorted list writes after "20, ", and nothing then said which "6" was meant.
 MAX_ITEM_CHARS = 64
 # Both, and the word keys, score a word's character only where the turn's last word is the
-# word's first characters (whatever their case), compared by a hash of them in base
-# WORD_HASH_BASE modulo 2**40 (small enough that NumPy's int64 never overflows computing it):
-# "Bob" begun as "B" goes on as "Bob" and not as "Ben", while a reply that writes a word
-# backwards ("plane" -> "enalp") is not pulled forwards along it.
-PREFIX_HASH_MASK = (1 << 40) - 1
+# word's first characters (whatever their case): "Bob" begun as "B" goes on as "Bob" and not as
+# "Ben", while a reply that writes a word backwards ("plane" -> "enalp") is not pulled forwards
+# along it. The two are compared by a hash: each character's code (case folded, plus 1) times a
+# fixed random weight for its place in the word, summed (a sum, so a whole prompt's prefixes
+# are one cumulative sum; under 2**47 for any prompt, so int64 holds it exactly).
+PREFIX_WEIGHTS = np.random.default_rng(20261207).integers(1, 1 << 30, MAX_ITEM_CHARS)
 # The pointer's keys per word, each scored at the slot the turn has reached in the word (its
 # first character, or the one after the word's first characters the turn's last word holds),
 # fixed and as the hidden layer asks: (the Features field holding each slot's key, fixed weights, query weights).
@@ -422,7 +423,7 @@ class PromptView:
     word_keys: np.ndarray  # (pointer_slots,) int: the hashed row of the slot's word (-1: the slot is in none)
     place_keys: np.ndarray  # (pointer_slots,) int: the view and place in its message of the slot's word (-1: none)
     word_offsets: np.ndarray  # (pointer_slots,) int: the slot's place in its word, 0 for the first character (-1: in none)
-    word_prefixes: np.ndarray  # (pointer_slots,) int: the hash (``PREFIX_HASH_MASK``) of the slot's word's characters before it (-1: in none)
+    word_prefixes: np.ndarray  # (pointer_slots,) int: the hash (``PREFIX_WEIGHTS``) of the slot's word's characters before it (-1: in none)
     near_keys: np.ndarray  # (pointer_slots, NEAR_OFFSETS) int: at a word's first character, each neighbour's row of ``P_near`` (-1: none)
     numbers: np.ndarray  # (NUMBER_SLOTS,) float: the last message's first numbers, then the opening's (0 where none)
     number_context: np.ndarray  # (NUMBER_SLOTS, 4) int: each number's place, the token before it, the one after, and the hashed row of the word right after it (``word_rows``: none)
@@ -840,7 +841,7 @@ class PolicyModel:
         word_offsets = np.full(s.pointer_slots, -1, dtype=np.int64)
         word_offsets[read] = offsets[source[read]]
         word_prefixes = np.full(s.pointer_slots, -1, dtype=np.int64)
-        word_prefixes[read] = self._word_prefixes(tokens)[source[read]]
+        word_prefixes[read] = self._word_prefixes(tokens, offsets)[source[read]]
         word_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
         word_keys[read] = np.where(offsets >= 0, word_rows[np.arange(len(tokens)) - np.maximum(offsets, 0)], -1)[source[read]]
         place_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
@@ -1018,31 +1019,24 @@ class PolicyModel:
         out[:, 1] = np.where(in_word, words - words[message_of] + starts[message_of], 0)
         return out
 
-    def _word_prefixes(self, tokens: np.ndarray) -> np.ndarray:
-        """(len(tokens),): at each token of a word, the hash (``_prefix_hash``) of the word's
-        tokens before it, case folded (that of none at its first); -1 outside words."""
-        out = np.full(len(tokens), -1, dtype=np.int64)
-        folded = (self._folded[tokens] + 1).tolist()
-        key = 0
-        for at, is_word in enumerate(self._is_word_char[tokens].tolist()):
-            if is_word:
-                out[at] = key
-                key = (key * WORD_HASH_BASE + folded[at]) & PREFIX_HASH_MASK
-            else:
-                key = 0
-        return out
+    def _word_prefixes(self, tokens: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """(len(tokens),): at each token of a word (``offsets``: its place in the word, -1
+        outside words), the hash (``PREFIX_WEIGHTS``) of the word's tokens before it (0 at its
+        first); -1 outside words."""
+        placed = np.minimum(offsets, MAX_ITEM_CHARS - 1)
+        terms = np.where(offsets >= 0, (self._folded[tokens] + 1) * PREFIX_WEIGHTS[placed], 0)
+        upto = np.cumsum(terms)  # upto[j] - terms[j]: the terms before j
+        start = np.arange(len(tokens)) - np.maximum(offsets, 0)
+        before = upto - terms - (upto[start] - terms[start])
+        return np.where(offsets >= 0, before, -1)
 
-    def _prefix_hash(self, replies: np.ndarray, lengths: np.ndarray | None = None) -> np.ndarray:
-        """(N,): for each reply (``replies`` (N, T)), the hash of its last ``lengths[i]`` tokens
-        (all T without ``lengths``), case folded, as ``_word_prefixes`` hashes a word's first
-        characters."""
-        n, t = replies.shape
-        lengths = np.full(n, t, dtype=np.int64) if lengths is None else lengths
-        key = np.zeros(n, dtype=np.int64)
-        for column in range(t - int(lengths.max(initial=0)), t):
-            inside = column >= t - lengths
-            key = np.where(inside, (key * WORD_HASH_BASE + self._folded[replies[:, column]] + 1) & PREFIX_HASH_MASK, key)
-        return key
+    def _prefix_hash(self, replies: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """(N,): for each reply (``replies`` (N, T)), the hash of its last ``lengths[i]`` tokens,
+        as ``_word_prefixes`` hashes a word's first characters."""
+        t = replies.shape[1]
+        placed = np.arange(t)[None, :] - (t - lengths)[:, None]  # each token's place in that run
+        terms = (self._folded[replies] + 1) * PREFIX_WEIGHTS[np.clip(placed, 0, MAX_ITEM_CHARS - 1)]
+        return np.where(placed >= 0, terms, 0).sum(axis=1)
 
     def _word_starts(self, length: int, starts: list[int], keys: list[int]) -> np.ndarray:
         """(length,): at each word's first token, the word's hashed row (as the bag hashes it);
@@ -1273,7 +1267,7 @@ class PolicyModel:
                 emitted[i, done] = True
                 commas[i] = np.count_nonzero(done == self._comma)
                 typed[i] = _trailing(self._is_word_char[done])
-                begun[i] = self._prefix_hash(done[len(done) - typed[i] :][None, :])[0]
+                begun[i] = self._prefix_hash(done[None, :], typed[i : i + 1])[0]
         return self._assemble(
             self.prompt_features(views), prompt_of, gen, step, prev, emitted, (commas, typed, begun), self._last_reply_word(replies), self._written_words(padded)
         )
