@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,19 +38,28 @@ def main(argv: list[str] | None = None) -> int:
             config.trainer.port = args.port
         trainer = run_trainer(config)
     except TrainerError as exc:
-        print(f"hermes-rl-mcp trainer: {exc}", file=sys.stderr)
-        return 1
+        _fail(exc)
     except BaseExceptionGroup as group:  # errors raised inside the server/training task group
         fatal = _first_trainer_error(group)
         if fatal is None:
             raise
-        print(f"hermes-rl-mcp trainer: {fatal}", file=sys.stderr)
-        return 1
+        _fail(fatal)
     except KeyboardInterrupt:
         return 130
     ended = "finished" if trainer.step >= trainer.total_steps else "stopped by signal" if trainer.stop_requested else "ended"
     print(f"hermes-rl-mcp trainer: {ended} at step {trainer.step}", file=sys.stderr)
     return 0
+
+
+def _fail(error: BaseException) -> NoReturn:
+    """Says why the trainer failed and exits at once. An engine that has gone away can leave the
+    Tinker SDK's worker threads waiting on it, and a normal interpreter exit waits for them: a
+    trainer whose engine was killed printed its reason and then lived on for over a minute,
+    while the run's environment failed in its place."""
+    print(f"hermes-rl-mcp trainer: {error}", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(1)
 
 
 def _first_trainer_error(group: BaseExceptionGroup) -> BaseException | None:
