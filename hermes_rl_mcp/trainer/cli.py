@@ -52,10 +52,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fail(error: BaseException) -> NoReturn:
-    """Says why the trainer failed and exits at once. An engine that has gone away can leave the
-    Tinker SDK's worker threads waiting on it, and a normal interpreter exit waits for them: a
-    trainer whose engine was killed printed its reason and then lived on for over a minute,
-    while the run's environment failed in its place."""
+    """Says why the trainer failed and exits at once: an engine that has gone away can leave the
+    Tinker SDK's worker threads waiting on it, and a normal interpreter exit would wait for
+    them while the run's other components fail in the trainer's place. The trainer's own
+    clean-up (metrics, sockets, the learner) has run by the time the error reaches here."""
     print(f"hermes-rl-mcp trainer: {error}", file=sys.stderr)
     sys.stdout.flush()
     sys.stderr.flush()

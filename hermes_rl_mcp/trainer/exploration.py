@@ -598,7 +598,7 @@ def explore(
             elif kind == "sorted":
                 pick = _sorted(lists, rng)
             elif kind == "item":
-                items = lists[int(rng.integers(len(lists)))][0]
+                items = lists[int(rng.integers(len(lists)))].items
                 pick = [*items[int(rng.integers(len(items)))], END]
             elif kind in REWRITES:
                 pick = _rewritten(model, runs[_draw_run(len(runs), run_chances, rng)], kind, links, rng)

@@ -845,9 +845,9 @@ class PolicyModel:
         word_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
         word_keys[read] = np.where(offsets >= 0, word_rows[np.arange(len(tokens)) - np.maximum(offsets, 0)], -1)[source[read]]
         place_keys = np.full(s.pointer_slots, -1, dtype=np.int64)
-        starts = places[source[read]]
-        keyed = (starts[:, 0] >= 1) & (starts[:, 1] <= WORD_PLACES)
-        place_keys[read] = np.where(keyed, self._slot_views[read] * WORD_PLACES + starts[:, 1] - 1, -1)
+        slot_places = places[source[read]]
+        keyed = (slot_places[:, 0] >= 1) & (slot_places[:, 1] <= WORD_PLACES)
+        place_keys[read] = np.where(keyed, self._slot_views[read] * WORD_PLACES + slot_places[:, 1] - 1, -1)
         number_diffs = neighbour_differences(numbers, number_count)
         comparisons = np.concatenate(
             [pair_comparisons(numbers[:MAX_NUMBERS], number_count), pair_comparisons(numbers[MAX_NUMBERS:], opening_count)]
@@ -1266,7 +1266,7 @@ class PolicyModel:
                 prev[i, -min(len(done), PREVIOUS_TOKENS) :] = done[-PREVIOUS_TOKENS:]
                 emitted[i, done] = True
                 commas[i] = np.count_nonzero(done == self._comma)
-                typed[i] = _trailing(self._is_word_char[done])
+                typed[i] = _trailing(self._is_word_char[done][None, :])[0]
                 begun[i] = self._prefix_hash(done[None, :], typed[i : i + 1])[0]
         return self._assemble(
             self.prompt_features(views), prompt_of, gen, step, prev, emitted, (commas, typed, begun), self._last_reply_word(replies), self._written_words(padded)
@@ -2047,10 +2047,9 @@ def _rank_word(out: np.ndarray, start: int, stop: int, column: int, places: tupl
     out[start : start + len(offsets), column : column + 2] = np.outer(offsets, [1, 1]) + np.asarray(places) * MAX_ITEM_CHARS
 
 
-def _trailing(flags: np.ndarray) -> np.ndarray | int:
-    """How many of the last entries of ``flags`` (one row, or rows (N, T)) are all True."""
-    run = np.cumprod(flags[..., ::-1], axis=-1, dtype=np.int64)
-    return run.sum(axis=-1) if run.ndim > 1 else int(run.sum())
+def _trailing(flags: np.ndarray) -> np.ndarray:
+    """(N,): how many of the last entries of each row of ``flags`` (N, T) are all True."""
+    return np.cumprod(flags[:, ::-1], axis=1, dtype=np.int64).sum(axis=1)
 
 
 def _token_bits(tokens: np.ndarray) -> np.ndarray:

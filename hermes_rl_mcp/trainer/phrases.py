@@ -101,8 +101,8 @@ def find_records(text: str, min_items: int) -> list[Records]:
             if len(run) >= min_items:
                 firsts = [words[0] for words, _, _ in run]
                 leading = [(words[0][0], words[max(lead, 1) - 1][1]) for words, _, lead in run]
-                items = [(words[0][0], words[-1][1]) for words, _, _ in run]
-                found.append(Records([firsts] if leading == firsts else [firsts, leading], items))
+                spans = [(words[0][0], words[-1][1]) for words, _, _ in run]
+                found.append(Records([firsts] if leading == firsts else [firsts, leading], spans))
             run = [item] if len(item[0]) >= 2 else []
     return found
 
