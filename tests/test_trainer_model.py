@@ -593,6 +593,24 @@ def test_the_inputs_say_which_words_of_the_last_message_earlier_messages_spoke_o
     assert shared(asked) == ([0] * 7, [0] * 7)  # one message: nothing before it
 
 
+def test_the_pointer_marks_words_another_user_message_spoke_of() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    s = model.shape
+    conversation = [
+        {"role": "user", "content": "I bought milk and eggs. Reply OK."}, {"role": "assistant", "content": "OK bread"},
+        {"role": "user", "content": "Then cheese. Reply OK."}, {"role": "assistant", "content": "OK"},
+        {"role": "user", "content": "My list: bread, milk, cheese, eggs, jam. What is still to buy?"},
+    ]
+    feats = model.features([TOK.generation_prompt(conversation)], [[]])
+    message = feats.slots[0, s.window : s.window + s.message_slots]
+    marks = feats.marked[0, s.window : s.window + s.message_slots, -1]
+    # a word a user said in any earlier message, whichever view reads that message; not the
+    # assistant's words ("bread"), the policy's own samples
+    assert TOK.decode(message[marks > 0].tolist()) == "mce"
+    one = [{"role": "user", "content": conversation[-1]["content"]}]
+    assert not model.features([TOK.generation_prompt(one)], [[]]).marked[0, :, -1].any()  # one message: nothing before it
+
+
 def test_the_pointer_knows_which_letter_of_a_word_comes_next_in_order() -> None:
     model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
     prompt = TOK.generation_prompt([{"role": "user", "content": "go dbca"}])

@@ -169,7 +169,7 @@ COMMON_ROWS_STEP = 8.0
 HIDDEN_NORM_FLOOR = 1e-4
 # Raised when a change alters what the parameters mean or which parameters there are, so a
 # checkpoint saved before it is refused with that reason rather than misread.
-MODEL_REVISION = 15
+MODEL_REVISION = 16
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -186,8 +186,9 @@ PLACE_KEYS = (HEADS + 1) * WORD_PLACES
 # the first character of a word at a place in its message that one names ("word 2"); the first
 # character of a list item that another item of its list repeats; of a word that its message
 # holds more than once; and of a word that shares its last (then first) AFFIX_SHORT or
-# AFFIX_LONG characters with another, different word of its message. So "the third letter",
-# "the name given twice" or "the word that ends like this one" is one weight.
+# AFFIX_LONG characters with another, different word of its message; and of a word another
+# user (or system) message of the conversation holds. So "the third letter", "the name given
+# twice", "the word that ends like this one" or "the item not mentioned before" is one weight.
 AFFIX_SHORT, AFFIX_LONG = 2, 3
 # A word's neighbours in its message, this many words away (-1: the word before). At a word's
 # first character the pointer reads each neighbour's hashed row, with a weight per neighbour and
@@ -206,7 +207,7 @@ NEAR_OFFSETS = (-3, -2, -1, 1, 2, 3)
 WRITTEN_WORDS = 8
 # A word's key: its tokens read as digits in base WORD_HASH_BASE, modulo 2**61.
 WORD_HASH_BASE, WORD_HASH_MASK = 131, (1 << 61) - 1
-MARKS = 8 + len(NEAR_OFFSETS)
+MARKS = 9 + len(NEAR_OFFSETS)
 # A word said with a number ("Ann is 34", "Greta 165 cm", "pears cost $5", "3 apples") stands a
 # few words before it or just after it. For each of these offsets (in words: -2 is two words
 # before the number), a word that is not itself a number is ranked by the number of its message
@@ -826,7 +827,8 @@ class PolicyModel:
         near, asked = self._near_words(tokens, word_starts, hashed, message_of, start, stop)
         near_keys = np.full((s.pointer_slots, len(NEAR_OFFSETS)), -1, dtype=np.int64)
         near_keys[read] = near[source[read]]
-        marked[read, 8:] = asked[source[read]]
+        marked[read, 8 : 8 + len(NEAR_OFFSETS)] = asked[source[read]]
+        marked[read, -1] = self._said_elsewhere(tokens, word_starts, hashed, message_of)[source[read]]
         # The pointer finds a word and reads its count, as it reads a character's count in its
         # word: "how many red things" is the pointer on "red" and a map from counts to tokens,
         # whichever word is asked about. Numbers are values, not words to count (as in the
@@ -987,6 +989,23 @@ class PolicyModel:
         words = list(zip(message_of[word_starts].tolist(), hashed))
         held = Counter(words)
         out[word_starts] = [held[word] for word in words]
+        return out
+
+    def _said_elsewhere(self, tokens: np.ndarray, word_starts: list[int], hashed: list[int], message_of: np.ndarray) -> np.ndarray:
+        """(len(tokens),): 1 at the first token of a word that another user or system message of
+        the prompt holds (the prompt's hashed words, ``_hashed_words``; ``message_of``:
+        ``_message_starts``); 0 elsewhere. The assistant's turns are left out: they are the
+        policy's own samples, and a word it echoed would look said before."""
+        out = np.zeros(len(tokens), dtype=self.dtype)
+        if not word_starts:
+            return out
+        messages = message_of[word_starts]
+        spoken = tokens[messages] != ROLE_TOKENS["assistant"]
+        holders: dict[int, set[int]] = {}
+        for message, word, counted in zip(messages.tolist(), hashed, spoken.tolist()):
+            if counted:
+                holders.setdefault(word, set()).add(message)
+        out[word_starts] = [len(holders.get(word, ())) - (message in holders.get(word, ())) > 0 for message, word in zip(messages.tolist(), hashed)]
         return out
 
     def _shared_words(self, last: list[int], opening: list[int], earlier: list[int]) -> np.ndarray:
