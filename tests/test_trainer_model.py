@@ -1228,10 +1228,12 @@ def test_exploration_offers_a_list_of_the_prompts_in_new_orders() -> None:
 def test_exploration_offers_a_list_in_the_orders_lists_are_most_often_asked_for() -> None:
     from hermes_rl_mcp.trainer.exploration import orders
 
-    # reversed; by the numbers each item holds (a time's minutes after its hours), alphabetically
-    # and by length, each from either end; an order found twice is offered once
-    assert orders(["Ember (3:42)", "Orbit (2:58)", "Velvet (3:05)"]) == [[2, 1, 0], [1, 2, 0], [0, 2, 1], [0, 1, 2], [2, 0, 1]]
+    # reversed; by the numbers each item holds (a time's minutes after its hours), alphabetically,
+    # by the last word and by length, each from either end; an order found twice is offered once
+    assert orders(["Ember (3:42)", "Orbit (2:58)", "Velvet (3:05)"]) == [[2, 1, 0], [1, 2, 0], [0, 2, 1], [0, 1, 2], [2, 0, 1], [1, 0, 2]]
     assert orders(["pear", "fig", "banana"]) == [[2, 1, 0], [0, 1, 2], [1, 0, 2], [2, 0, 1]]  # no numbers: no order by them
+    assert [1, 0, 3, 2] in orders(["Anna Berg", "Carl Ames", "Bo Dahl", "Di Cole"])  # by surname
+    assert [1, 3, 0, 2] in orders(["Sam, row C", "Tom, row A", "Ida, row D", "Bo, row B"])  # records by what is said of each
     model = small_model(np.float32)
     heights = "Heights: Ana 165 cm, Ben 172 cm, Cara 158 cm, Dev 181 cm, Eve 169 cm. Shortest first?"
     prompt = TOK.generation_prompt([{"role": "user", "content": heights}])

@@ -115,6 +115,7 @@ LIST_SHARE = 1 / 3
 # in 120 draws, one of these orders once in about seven.
 SORTED_SHARE = 1 / 2
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
+WORD = re.compile(r"[^\W_]+")
 # Of those replacements, where the prompt holds a list, the share given one of its items (after
 # the reordered lists): a task that picks an item ("the vegetarian dish", "the odd one out")
 # answers with one item of a list the prompt gives, often of several words ("tomato soup"),
@@ -509,9 +510,13 @@ def _sorted(lists: list[PromptList], rng: np.random.Generator) -> list[int]:
 def orders(texts: list[str]) -> list[list[int]]:
     """The orders a list of items of these ``texts`` is most often asked for, as lists of their
     places: by the numbers each item holds (by the first, then the next: "3:42" before "3:50"),
-    when every item holds one; by the text, alphabetically; by length; each from either end;
-    and the list reversed. Distinct orders only."""
+    when every item holds one; by the text, alphabetically; by its last word, alphabetically
+    (records by what is said of each key, "Eva, zone B", and names by surname); by length; each
+    from either end; and the list reversed. Distinct orders only."""
+    last_words = [(WORD.findall(text) or [""])[-1].lower() for text in texts]
     keys: list[list[Any]] = [[text.lower() for text in texts], [len(text) for text in texts]]
+    if len(set(last_words)) > 1:  # "cm" after every height orders nothing
+        keys.insert(1, last_words)
     values = [tuple(float(n) for n in NUMBER.findall(text)) for text in texts]
     if all(values):
         keys.insert(0, values)
