@@ -680,6 +680,10 @@ def test_the_pointer_knows_which_list_item_comes_next_in_order() -> None:
     assert marked("5, 40, ") == ("1", "5")
     assert marked("5, 40, 12") == ("3", "")
     assert marked("5, 40, 123, ") == ("", "")  # past the list's end, no item is marked
+    # after the last item in order, the end slot takes the mark: once the turn holds as many
+    # commas as the last place and its last word is as long as the item there
+    ends = model.features([prompt] * 5, [TOK.encode(w) for w in ("5, 40, 123", "5, 40, 12", "5, 40", "123, 40, 5", "")]).order[:, -1]
+    assert ends[:, 2].tolist() == [1, 0, 0, 0, 0] and ends[:, 3].tolist() == [0, 0, 0, 1, 0]
     # two items that start alike: once "6" is written after "20, ", the mark is on 61's "1",
     # where a mark on the next item's first character alone fell on both "6"s
     close = TOK.generation_prompt([{"role": "user", "content": "Sort: 64, 20, 61"}])

@@ -1562,9 +1562,15 @@ class PolicyModel:
         pointer_slots));
         the same in order of length, and for the words said with numbers, ranked by those
         numbers (``_bound_ranks``): so a list written sorted, either way, or the name with the
-        smallest number, is one weight and not a key per item."""
+        smallest number, is one weight and not a key per item. After the last item the end
+        slot takes the mark: where the turn holds as many commas as the ranking's last place
+        and its last word is as long as the item there, so a list written in order ends after
+        its last item by the same weight, whatever the list's length."""
         place = commas * MAX_ITEM_CHARS + np.minimum(typed, MAX_ITEM_CHARS)
-        return ((ranked[prompt_of] == place[:, None, None]) & reached[:, :, None]).astype(self.dtype)
+        out = ((ranked[prompt_of] == place[:, None, None]) & reached[:, :, None]).astype(self.dtype)
+        final = ranked.max(axis=1)[prompt_of]  # (N, RANKS): the last place's item, at its last character
+        out[:, -1] = (final == (place - 1)[:, None]) & (final >= 0) & (typed > 0)[:, None]
+        return out
 
     # -- forward / backward ---------------------------------------------------------------------
 
