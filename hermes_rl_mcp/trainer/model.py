@@ -69,7 +69,8 @@ views of its context, each a bias that helps short text tasks in general:
   words alphabetically), from the first or from the last, gets a score of its own at the
   character the turn has reached in it (as the word keys do), where "next" counts the commas
   the turn has written; so writing a list sorted, either way, is one weight and not a key per
-  item, and "61" after "20, 6" is not mistaken for "64";
+  item, and "61" after "20, 6" is not mistaken for "64"; after the last item in order the end
+  slot takes the mark, so the same weight ends the list there;
 * **words said with numbers**: likewise, a word a few words before a number of its message
   ("Ann is 34", "Greta 165 cm") or just after one ("3 apples") is ranked by that number, for
   each of those offsets, so "the youngest" or "the names from shortest to tallest" is one
@@ -80,7 +81,9 @@ views of its context, each a bias that helps short text tasks in general:
   position learned per number;
 * **things said twice**: the first character of a list item that another item of its list
   repeats, and of a word its message holds more than once, gets a score of its own, so "the
-  name listed twice" is one weight and not a comparison of every pair of words;
+  name listed twice" is one weight and not a comparison of every pair of words; so does the
+  first character of a word another user message of the conversation holds ("the item not
+  mentioned yet", "the one I told you about");
 * **a number path** (``numbers.py``): a value computed from the last message's numbers and a
   conversation's opening message's (a signed sum, each number's weight set by its place and the
   tokens around it, plus the differences of neighbouring numbers, and starting at the number
