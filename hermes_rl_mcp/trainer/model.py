@@ -263,8 +263,8 @@ NUMBER_LEVELS = np.concatenate([np.arange(1.0, 129.0), 128.0 * (1.0 + 1.0 / 32.0
 # rate: at a full step each, a number of 100 would move its units a hundred times as fast as an
 # input row does (as the rows every prompt holds did: COMMON_ROWS_STEP). Per slot, the levels
 # share this many levels' worth of step among as many as the batch's largest number reaches.
-# At 8, a threshold on a prompt's second number learned slowly: a reading's category set by
-# its diastolic 80 or 90 was still wrong for a tenth of readings after 200 steps, in process.
+# Large enough that a threshold on a number near 100 is learned within a run: at 8, each of
+# such a slot's rows moved at under a tenth of a step (docs/design-notes.md).
 LEVELS_STEP = 32.0
 # Arrays kept with the parameters (checkpointed and copied with them) that no gradient moves:
 # the mean tally of the prompts trained on, and how many prompts that mean is over (``observe``).
@@ -1006,11 +1006,11 @@ class PolicyModel:
             return out
         messages = message_of[word_starts]
         spoken = tokens[messages] != ROLE_TOKENS["assistant"]
-        holders: dict[int, set[int]] = {}
+        holders: dict[int, set[int]] = {}  # per word, the user and system messages holding it
         for message, word, counted in zip(messages.tolist(), hashed, spoken.tolist()):
             if counted:
                 holders.setdefault(word, set()).add(message)
-        out[word_starts] = [len(holders.get(word, ())) - (message in holders.get(word, ())) > 0 for message, word in zip(messages.tolist(), hashed)]
+        out[word_starts] = [bool(holders.get(word, set()) - {message}) for message, word in zip(messages.tolist(), hashed)]
         return out
 
     def _shared_words(self, last: list[int], opening: list[int], earlier: list[int]) -> np.ndarray:
