@@ -97,7 +97,7 @@ from hermes_rl_mcp.trainer.grpo import TokenBatch
 from hermes_rl_mcp.trainer.lists import MIN_ITEMS
 from hermes_rl_mcp.trainer.model import PolicyModel, earlier_message_bounds, first_message_bounds, last_message_bounds
 from hermes_rl_mcp.trainer.numbers import MAX_NUMBERS, NUMBER_RANGE
-from hermes_rl_mcp.trainer.phrases import find_records
+from hermes_rl_mcp.trainer.phrases import WORD, find_records
 from hermes_rl_mcp.trainer.sampling import Generation
 from hermes_rl_mcp.trainer.tokenizer import END
 
@@ -115,7 +115,6 @@ LIST_SHARE = 1 / 3
 # in 120 draws, one of these orders once in about seven.
 SORTED_SHARE = 1 / 2
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
-WORD = re.compile(r"[^\W_]+")
 # Of those replacements, where the prompt holds a list, the share given one of its items (after
 # the reordered lists): a task that picks an item ("the vegetarian dish", "the odd one out")
 # answers with one item of a list the prompt gives, often of several words ("tomato soup"),

@@ -89,7 +89,7 @@ def find_records(text: str, min_items: int) -> list[Records]:
         at = clause.start()
         for part in [*_SEPARATOR.finditer(clause.group()), None]:
             stop = clause.end() if part is None else clause.start() + part.start()
-            words = [(at + m.start(), at + m.end()) for m in _WORD.finditer(text[at:stop])]
+            words = [(at + m.start(), at + m.end()) for m in WORD.finditer(text[at:stop])]
             numbered = [text[a:b].isdigit() for a, b in words]
             items.append((words, any(numbered), numbered.index(True) if any(numbered) else len(words)))
             at = None if part is None else clause.start() + part.end()
@@ -110,4 +110,4 @@ def find_records(text: str, min_items: int) -> list[Records]:
 # a point or a colon before a digit is a decimal point or a time's ("12.4", "10:30"), not a break
 _CLAUSE = re.compile(r"(?:[^.?!;:\n]|[.:](?=\d))+")
 _SEPARATOR = re.compile(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+")
-_WORD = re.compile(r"[A-Za-z0-9]+")
+WORD = re.compile(r"[A-Za-z0-9]+")  # a word, as the tokenizer's letters and digits make one
