@@ -1,6 +1,6 @@
 """Learning bars of the shipped environments with their default configs, on the local backend.
 
-    python bench/bench_learning.py [reverse_text|arithmetic|navigation|all] [--timeout 300] [--keep]
+    python bench/bench_learning.py [reverse_text|arithmetic|navigation|all] [--timeout 300] [--keep] [--set FIELD=VALUE ...]
 
 Each run starts exactly as the MCP server starts one: a control plane on a temporary state
 directory selects the environment, makes no edits, resolves ``run_document()`` and hands it to
@@ -16,6 +16,9 @@ and checks the bars:
   halfway from the random policy's return to the best possible one (walking straight there;
   random walks in a short corridor often reach the goal, so "twice random" is out of reach);
 * every run: at most 180 s from start to the final checkpoint.
+
+``--set`` edits the config of every run (``--set env.max_batches_offpolicy=1``), for exploring
+a change; the bars are defined on the defaults.
 
 Runs still going when the script exits (timeout, Ctrl-C, error) are stopped.
 """
@@ -35,6 +38,8 @@ import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 ENVIRONMENTS = ("reverse_text", "arithmetic", "navigation")
@@ -113,12 +118,14 @@ def fmt(value: Any, width: int = 8) -> str:
     return f"{value:>{width}.3f}" if isinstance(value, (int, float)) else f"{'-':>{width}}"
 
 
-def run_one(name: str, state: Path, timeout: float, started_runs: list[str]) -> dict[str, Any]:
+def run_one(name: str, state: Path, timeout: float, started_runs: list[str], edits: dict[str, str]) -> dict[str, Any]:
     from hermes_rl_mcp.core.control import ControlPlane
     from hermes_rl_mcp.runs import TERMINAL_STATES, check_status, get_results, start_run
 
     plane = ControlPlane(state_dir=state)
     plane.select_environment(name)
+    for field, value in edits.items():
+        plane.edit_config(field, yaml.safe_load(value))
     document = plane.run_document().to_data()
     began = time.time()
     started = start_run(document, state=state)
@@ -180,7 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("env", nargs="?", default="all", choices=[*ENVIRONMENTS, "all"])
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds before a run is stopped (default 300)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary state directory")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="FIELD=VALUE", help="a config edit for every run (default: none)"
+    )
     args = parser.parse_args(argv)
+    edits = dict(item.split("=", 1) for item in args.set)
     # `timeout` and kill send SIGTERM: exit through the finally blocks that stop started runs
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
@@ -192,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes: list[dict[str, Any]] = []
     try:
         for name in ENVIRONMENTS if args.env == "all" else (args.env,):
-            outcomes.append(run_one(name, state, args.timeout, started_runs))
+            outcomes.append(run_one(name, state, args.timeout, started_runs, edits))
     finally:
         from hermes_rl_mcp.runs import stop_run
 
