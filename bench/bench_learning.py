@@ -130,7 +130,7 @@ def run_one(name: str, state: Path, timeout: float, started_runs: list[str], edi
     began = time.time()
     started = start_run(document, state=state)
     started_runs.append(started.run_id)
-    print(f"\n== {name}: run {started.run_id}; defaults: env.total_steps={document['env'].get('total_steps')} "
+    print(f"\n== {name}: run {started.run_id}; defaults{' with edits ' + json.dumps(edits) if edits else ''}: env.total_steps={document['env'].get('total_steps')} "
           f"env.group_size={document['env'].get('group_size')} trainer={json.dumps(document.get('trainer', {}))}", flush=True)
     last_print = 0.0
     status = check_status(started.run_id, state=state)
@@ -191,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
         "--set", action="append", default=[], metavar="FIELD=VALUE", help="a config edit for every run (default: none)"
     )
     args = parser.parse_args(argv)
+    malformed = [item for item in args.set if "=" not in item]
+    if malformed:
+        parser.error(f"--set takes FIELD=VALUE, got {', '.join(malformed)}")
     edits = dict(item.split("=", 1) for item in args.set)
     # `timeout` and kill send SIGTERM: exit through the finally blocks that stop started runs
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
