@@ -8,8 +8,8 @@ then trains the same environment (tests/tinker_envs/emit_text.py), model, LoRA r
 
 * **the project's loop**: a real run as the MCP server starts one (trajectory API, environment
   process and trainer); rollouts for the next steps are sampled while the engine trains, up to
-  ``env.max_batches_offpolicy`` 3 batches ahead (the project's default and the hosted profile's
-  value; the test environment itself asks for 1);
+  ``env.max_batches_offpolicy`` 3 batches ahead (the hosted profile's value; the SDK's default
+  is 1, for the local policy, and the test environment itself asks for 1);
 * **a synchronous loop** in the shape of tinker-cookbook's ``rl_loop`` recipe, in this process:
   sample the batch's groups, score them, build the same datums, forward_backward, optim_step,
   save sampler weights and make a new sampling client, one after the other.
