@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from config_edits import add_set_option  # this script's folder: python bench/bench_generality.py
 
 HERE = Path(__file__).resolve().parent
 TASKS = (
@@ -176,11 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("tasks", nargs="*", metavar="TASK", help=f"tasks to run (default: all of {', '.join(TASKS)})")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds before a run is stopped (default 300)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary state directory")
-    parser.add_argument(
-        "--set", action="append", default=[], metavar="FIELD=VALUE", help="a config edit for every task (default: none)"
-    )
+    add_set_option(parser, "a config edit for every task (default: none)")
     args = parser.parse_args(argv)
-    edits = dict(item.split("=", 1) for item in args.set)
+    edits = dict(args.set)
     unknown = [name for name in args.tasks if name not in TASKS]
     if unknown:
         parser.error(f"unknown task(s) {', '.join(unknown)}; valid: {', '.join(TASKS)}")

@@ -39,6 +39,7 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from config_edits import add_set_option  # noqa: E402  (this script's folder)
 from hermes_rl_mcp.sdk.base import BaseEnv  # noqa: E402
 from hermes_rl_mcp.sdk.policy_client import Completion, CompletionGroup, evaluating, is_evaluating  # noqa: E402
 from hermes_rl_mcp.sdk.runtime import EqualScoreFilter  # noqa: E402
@@ -151,14 +152,9 @@ def main() -> None:
     )
     parser.add_argument("--steps", type=int, default=None, help="trainer steps (default: the environment's total_steps)")
     parser.add_argument("--show", type=int, default=0, metavar="K", help="print the last K prompts and replies of the last evaluation (a conversation's last turns)")
-    parser.add_argument(
-        "--set", action="append", default=[], metavar="FIELD=VALUE", help="a trainer setting (default: the task's and the trainer's)"
-    )
+    add_set_option(parser, "a trainer setting (default: the task's and the trainer's)")
     args = parser.parse_args()
-    malformed = [item for item in args.set if "=" not in item]
-    if malformed:
-        parser.error(f"--set takes FIELD=VALUE, got {', '.join(malformed)}")
-    edits = dict(item.split("=", 1) for item in args.set)
+    edits = dict(args.set)
     finals = []
     for seed in args.seeds:
         curve = asyncio.run(run(args.task, seed, args.steps, args.show, edits))

@@ -40,6 +40,7 @@ from types import ModuleType
 from typing import Any
 
 import yaml
+from config_edits import add_set_option  # this script's folder: python bench/bench_learning.py
 
 REPO = Path(__file__).resolve().parent.parent
 ENVIRONMENTS = ("reverse_text", "arithmetic", "navigation")
@@ -187,14 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("env", nargs="?", default="all", choices=[*ENVIRONMENTS, "all"])
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds before a run is stopped (default 300)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary state directory")
-    parser.add_argument(
-        "--set", action="append", default=[], metavar="FIELD=VALUE", help="a config edit for every run (default: none)"
-    )
+    add_set_option(parser, "a config edit for every run (default: none)")
     args = parser.parse_args(argv)
-    malformed = [item for item in args.set if "=" not in item]
-    if malformed:
-        parser.error(f"--set takes FIELD=VALUE, got {', '.join(malformed)}")
-    edits = dict(item.split("=", 1) for item in args.set)
+    edits = dict(args.set)
     # `timeout` and kill send SIGTERM: exit through the finally blocks that stop started runs
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
