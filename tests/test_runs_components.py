@@ -95,6 +95,19 @@ def _register(api_url: str) -> None:
     connection.close()
 
 
+def _wait_until_down(port: int, timeout: float = 30.0) -> None:
+    """Until nothing accepts connections on ``port`` (the process that served it has ended)."""
+    import socket
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            return
+        time.sleep(0.02)
+
+
 def _spawn_grandchildren(run_dir: Path, role: str) -> None:
     sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
     in_group = subprocess.Popen(sleeper)
@@ -147,6 +160,10 @@ def main(role: str, config_path: str) -> int:
                 path = run_dir / "checkpoints" / f"step_{step}.npz"
                 path.write_bytes(b"checkpoint")
                 _append(run_dir / "checkpoints.jsonl", {"step": step, "path": str(path), "kind": "final", "time": time.time()})
+            if role == "env" and not test.get("serve_after_final"):
+                # The trainer ends by itself here; the environment ends after it, so that which of
+                # the two the supervisor sees end first is never a race of a few milliseconds.
+                _wait_until_down(int(config["trainer"]["port"]))
             print(f"{role} finished {step} steps", flush=True)
             wrote_final = True
             if not (role == "trainer" and test.get("serve_after_final")):
