@@ -54,6 +54,7 @@ def environment_class(task: str) -> type[BaseEnv]:
         if path.exists():
             spec = importlib.util.spec_from_file_location(task, path)
             module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+            sys.modules[task] = module  # as the server loads one: a dataclass in the file looks itself up there
             spec.loader.exec_module(module)  # type: ignore[union-attr]
             return next(
                 c for c in vars(module).values()
