@@ -28,7 +28,7 @@ from hermes_rl_mcp.metrics_log import read_metrics
 from hermes_rl_mcp.trainer.checkpoints import load_checkpoint, save_checkpoint
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint
 from hermes_rl_mcp.trainer.grpo import DUAL_CLIP, BatchError, clipped_objective, flatten_groups, group_advantages
-from hermes_rl_mcp.trainer.learner import INPUT_DECAY, Learner, average_decay
+from hermes_rl_mcp.trainer.learner import INPUT_DECAY, Learner, average_decay, shielded_positions
 from hermes_rl_mcp.trainer.model import STATISTICS, PolicyModel
 from hermes_rl_mcp.trainer.sampling import generate
 from hermes_rl_mcp.trainer.settings import TrainerConfig
@@ -134,11 +134,29 @@ def test_the_learner_shields_explored_turns_and_unlikely_tokens_from_negative_ad
     explored.add(first, explored_reply)
     learner = Learner(PolicyModel.initialise(TOK, hidden_size=8), TrainerConfig(), explored=explored)
     batch = flatten_groups([group])
-    shielded = learner._shielded(batch, np.zeros(len(batch.targets)))
-    assert shielded.tolist() == [True] * len(explored_reply) + [False] * (2 * len(sampled_reply))
+    explored_positions, forked_positions = learner._explored(batch)
+    assert explored_positions.tolist() == [True] * len(explored_reply) + [False] * (2 * len(sampled_reply))
+    assert not forked_positions.any()
+    explored.add(first, sampled_reply, "fork")  # the plain sample's turn, as if it had been forked
+    assert learner._explored(batch)[1].tolist() == [False] * (len(explored_reply) + len(sampled_reply)) + [True] * len(sampled_reply)
+    shielded = shielded_positions(np.zeros(len(batch.targets)), explored_positions)
+    assert shielded.tolist() == explored_positions.tolist()
     unlikely = np.zeros(len(batch.targets))
     unlikely[-1] = -9.0
-    assert learner._shielded(batch, unlikely)[-1]
+    assert shielded_positions(unlikely, explored_positions)[-1]
+
+
+def test_a_forked_turn_that_scored_above_its_group_is_learnt_whatever_its_ratio() -> None:
+    logp = np.array([-0.1, -0.1, -0.1])
+    behaviour = np.array([-3.0, -3.0, -3.0])  # the policy has since made all three far likelier
+    advantages = np.array([1.5, 1.5, -1.0])
+    demonstrated = np.array([False, True, True])
+    result = clipped_objective(logp, behaviour, advantages, clip_epsilon=0.2, normalizer=1.0, demonstrated=demonstrated)
+    # a sampled token past 1 + eps is clipped; a forked one is pushed by its whole advantage;
+    # a forked one below its group is left to the other terms (here the dual clip's floor)
+    assert result.dlogp[0] == 0.0
+    assert result.dlogp[1] == pytest.approx(-1.5)
+    assert result.dlogp[2] == 0.0
 
 
 def test_the_entropy_floor_loosens_only_sure_positions_of_sequences_that_did_not_score_above_their_group() -> None:

@@ -1153,6 +1153,50 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     assert explore(model, prompt, sampled, share=0.0, max_tokens=5, temperature=1.0, constraint=None, rng=rng) == sampled
 
 
+def test_a_request_whose_samples_are_all_one_reply_gets_one_of_them_forked() -> None:
+    from hermes_rl_mcp.trainer.exploration import ExploredTurns, explore
+    from hermes_rl_mcp.trainer.sampling import Generation
+
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "plane"}])
+    reply = TOK.encode("ena") + [END]  # one letter short, as a policy sure of it writes it eight times
+    unanimous = [Generation(list(reply), [0.0] * len(reply), "stop") for _ in range(8)]
+    rng = np.random.default_rng(0)
+    changed_at: set[int] = set()
+    for _ in range(40):
+        record = ExploredTurns()
+        out = explore(model, prompt, unanimous, share=0.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng,
+                      record=record, fork_share=1.0)
+        forks = [sample for sample in out if sample.token_ids != reply]
+        assert len(forks) == 1 and len(out) == 8
+        fork = forks[0].token_ids
+        at = next(k for k, (a, b) in enumerate(zip(fork, reply)) if a != b)
+        changed_at.add(at)
+        # the same reply up to one token, which is a character of the prompt's message or the end
+        assert fork[:at] == reply[:at] and TOK.decode([fork[at]]) in "plane" or fork[at] == END
+        assert len(fork) <= 6 and len(forks[0].logprobs) == len(fork)
+        assert all(lp <= 0 for lp in forks[0].logprobs)
+        assert record.kind(prompt, fork) == "fork"
+    assert changed_at == {0, 1, 2, 3}  # every position, the end token's included
+    # samples that differ, a zero share, and greedy decoding are never forked
+    varied = [*unanimous[:7], Generation(TOK.encode("enalp") + [END], [0.0] * 6, "stop")]
+    assert explore(model, prompt, varied, share=0.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng, fork_share=1.0) == varied
+    assert explore(model, prompt, unanimous, share=0.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng) == unanimous
+    assert explore(model, prompt, unanimous, share=0.0, max_tokens=6, temperature=0.0, constraint=None, rng=rng, fork_share=1.0) == unanimous
+
+
+def test_a_sample_can_start_from_given_tokens() -> None:
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "plane"}])
+    given = TOK.encode("en")
+    rng = np.random.default_rng(3)
+    out = generate_batch(model, [SampleJob(prompt, 4, 5, rng, prefix=given)], temperature=1.0)[0]
+    assert all(sample.token_ids[:2] == given and len(sample.token_ids) <= 5 for sample in out)
+    # the given tokens carry the policy's logprobs, as sampled ones do
+    logp, _ = model.token_logprobs(model.features([prompt, prompt], [[], given[:1]]), np.asarray(given), 1.0)
+    np.testing.assert_allclose(out[0].logprobs[:2], logp, rtol=1e-5)
+
+
 def test_exploration_writes_the_prompts_words_in_other_cases_too() -> None:
     from hermes_rl_mcp.trainer.exploration import explore
 
@@ -1429,7 +1473,7 @@ def test_the_sampler_explores_more_while_explored_samples_make_the_groups_that_t
         return [[s.token_ids for s in await holder.sample(request, prompt)] for _ in range(requests)]
 
     def explored_share(groups: list[list[list[int]]]) -> float:
-        return float(np.mean([record.holds(prompt, reply) for group in groups for reply in group]))
+        return float(np.mean([record.kind(prompt, reply) is not None for group in groups for reply in group]))
 
     def train_on(replies: list[list[int]], winner: int) -> None:
         record.credit(flatten_groups([{
@@ -1443,8 +1487,8 @@ def test_the_sampler_explores_more_while_explored_samples_make_the_groups_that_t
     # scored was an explored one: exploration is what finds the answers
     for _ in range(12):
         groups = asyncio.run(serve(16))
-        explored = next(g for g in reversed(groups) if any(record.holds(prompt, r) for r in g))
-        train_on(explored, next(k for k, r in enumerate(explored) if record.holds(prompt, r)))
+        explored = next(g for g in reversed(groups) if any(record.kind(prompt, r) is not None for r in g))
+        train_on(explored, next(k for k, r in enumerate(explored) if record.kind(prompt, r) is not None))
     boost = record.boost()
     assert 3.0 < boost <= 4.0  # about the square root of 16
     assert 0.25 < explored_share(asyncio.run(serve(40))) < 0.5  # 0.1 times the boost
@@ -1452,7 +1496,7 @@ def test_the_sampler_explores_more_while_explored_samples_make_the_groups_that_t
     for _ in range(20):
         groups = asyncio.run(serve(1))
         own = groups[0]
-        train_on(own, next(k for k, r in enumerate(own) if not record.holds(prompt, r)))
+        train_on(own, next(k for k, r in enumerate(own) if record.kind(prompt, r) is None))
     assert record.boost() < 1.1
 
 
@@ -1474,7 +1518,7 @@ def test_exploration_offers_a_prompt_answers_that_scored_on_other_prompts() -> N
     assert {TOK.decode(s.token_ids) for s in explored} == {"2", "3"}  # "many" does not fit 3 tokens
     for sample in explored:
         np.testing.assert_allclose(sample.logprobs, model.completion_logprobs(prompt, sample.token_ids), atol=1e-4)
-        assert record.holds(prompt, sample.token_ids)  # so a low score does not push it down
+        assert record.kind(prompt, sample.token_ids) is not None  # so a low score does not push it down
     # the two kinds split the samples: prompt words first, then answers from elsewhere
     mixed = explore(
         model, prompt, sampled, share=0.5, max_tokens=3, temperature=1.0, constraint=None,

@@ -61,6 +61,13 @@ followed by the end token:
   prompts is tried on them again (``RewardedAnswers``: the learner fills it, the sampler reads
   it).
 
+And a request whose samples are all one reply gets one of them **forked** (``_forked``): the
+same reply changed at one position drawn evenly, its end token included, to a character of the
+prompt's last message or to the end token, then written on by the policy. Such a group scores
+alike and is dropped before training, so a reply the policy is sure of is never corrected
+however near the right one is (one character more before the end, one character other); the
+fork is that near reply, and where it scores above the rest the group teaches.
+
 Nothing here knows a task. The replaced sample carries its logprobs under the current policy
 (as if the policy had sampled it), so the trainer's importance ratio starts at 1. Such a sample
 is evidence for an answer when it scores above its group, and is trained on like any other;
@@ -98,7 +105,7 @@ from hermes_rl_mcp.trainer.lists import MIN_ITEMS
 from hermes_rl_mcp.trainer.model import PolicyModel, earlier_message_bounds, first_message_bounds, last_message_bounds
 from hermes_rl_mcp.trainer.numbers import MAX_NUMBERS, NUMBER_RANGE
 from hermes_rl_mcp.trainer.phrases import WORD, find_records
-from hermes_rl_mcp.trainer.sampling import Generation
+from hermes_rl_mcp.trainer.sampling import Generation, SampleJob, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import END
 
 # Of the samples replaced by the prompt's words, the share given two words rather than one
@@ -147,6 +154,9 @@ REWRITES = {"initials": 0.5, "reversed": 0.25, **{kind: 0.25 / len(JOINED) for k
 # Drawn half the time by the geometric mean of its words' rarities, so a run of rare words comes
 # before one that adds the task's fixed wording to them.
 SPAN_SHARE = 1 / 4
+# The chance that a request whose samples are all one reply gets one of them forked (``_forked``):
+# always, since such a group teaches nothing otherwise.
+FORK_SHARE = 1.0
 # Each kind of replacement is offered in proportion to its share above plus its recent record:
 # the share of its samples trained on that scored above their group, counted as if PRIOR_TRIES
 # more had not. A kind that finds this task's answers takes a large part of the exploration
@@ -167,7 +177,7 @@ CREDIT_DECAY = 0.995
 # BOOST_MEMORY.
 MAX_BOOST = 4.0
 BOOST_MEMORY = 0.8
-KINDS = ("list", "sorted", "item", *REWRITES, "sum", "span", "pair", "pair_cased", "word", "word_cased", "rewarded")
+KINDS = ("list", "sorted", "item", *REWRITES, "sum", "span", "pair", "pair_cased", "word", "word_cased", "rewarded", "fork")
 PROMPTS_BEFORE_RARITY = 16
 
 
@@ -203,8 +213,9 @@ class ExploredTurns:
         while len(self._turns) > self.capacity:
             self._turns.popitem(last=False)
 
-    def holds(self, prompt: Sequence[int], turn: Sequence[int]) -> bool:
-        return self._key(prompt, turn) in self._turns
+    def kind(self, prompt: Sequence[int], turn: Sequence[int]) -> str | None:
+        """The kind of the explored turn, or None when the turn was sampled."""
+        return self._turns.get(self._key(prompt, turn))
 
     def served(self, samples: int) -> None:
         """Count samples the sampler served for training (explored or not)."""
@@ -563,6 +574,7 @@ def explore(
     frequencies: WordFrequencies | None = None,
     case_share: float = CASE_SHARE,
     rewrite_share: float = REWRITE_SHARE,
+    fork_share: float = 0.0,
 ) -> list[Generation]:
     """``samples`` with each one replaced, with probability ``share``, by prompt words (a share
     ``case_share`` of them in another case, or a sum or difference of the prompt's numbers, or
@@ -571,7 +583,8 @@ def explore(
     probability ``rewarded_share`` by an answer from ``rewarded`` (each replacement noted in
     ``record``, which also weighs each kind by its record). ``frequencies``, when given,
     counts this prompt's words, and half the words and pairs of words are then drawn by their
-    rarity."""
+    rarity. When every sample is the same reply, one of those left is, with probability
+    ``fork_share``, that reply forked (``_forked``)."""
     if temperature <= 0 or not samples:
         return samples
     draws = rng.random(len(samples))
@@ -632,14 +645,43 @@ def explore(
         chosen.append(int(index))
         picks.append(answers[int(rng.integers(len(answers)))])
         kinds_of.append("rewarded")
-    if not chosen:
+    fork = None
+    unanimous = len(samples) > 1 and len({tuple(sample.token_ids) for sample in samples}) == 1
+    left = [index for index in range(len(samples)) if index not in chosen]
+    if unanimous and left and constraint is None and rng.random() < fork_share:
+        forked = _forked(model, prompt, samples[0], max_tokens, temperature, rng)
+        fork = (left[int(rng.integers(len(left)))], forked) if forked is not None else None
+    if not chosen and fork is None:
         return samples
     out = list(samples)
     for index, word, kind, logprobs in zip(chosen, picks, kinds_of, _logprobs(model, prompt, picks, temperature, constraint)):
         out[index] = Generation(list(word), logprobs, "stop")
         if record is not None:
             record.add(prompt, word, kind)
+    if fork is not None:
+        index, out[index] = fork
+        if record is not None:
+            record.add(prompt, out[index].token_ids, "fork")
     return out
+
+
+def _forked(
+    model: PolicyModel, prompt: Sequence[int], sample: Generation, max_tokens: int, temperature: float, rng: np.random.Generator
+) -> Generation | None:
+    """``sample`` changed at one position drawn evenly (its end token included) to another
+    character of the prompt's last message or to the end token, drawn evenly, and written on
+    from there by the policy (None when there is no other). Drawn as the policy ranks them
+    instead, the other token was most often one it gives a sliver to everywhere (a bracket), not
+    the character the reply lacked."""
+    tokens = list(sample.token_ids)
+    at = int(rng.integers(len(tokens)))
+    start, stop = last_message_bounds(np.asarray(prompt))
+    candidates = sorted({*prompt[start:stop], END} - {tokens[at]})
+    if not candidates:
+        return None
+    other = candidates[int(rng.integers(len(candidates)))]
+    job = SampleJob(prompt, 1, max_tokens, rng, prefix=[*tokens[:at], other])
+    return generate_batch(model, [job], temperature=temperature)[0][0]
 
 
 def _run_chances(runs: list[list[list[int]]], frequencies: WordFrequencies | None) -> tuple[np.ndarray | None, np.ndarray | None]:

@@ -183,6 +183,7 @@ def clipped_objective(
     ref_logp: np.ndarray | None = None,
     kl_coef: float = 0.0,
     shielded: np.ndarray | None = None,
+    demonstrated: np.ndarray | None = None,
 ) -> ObjectiveResult:
     """PPO-clip loss over token positions and its gradient with respect to ``logp``.
 
@@ -199,6 +200,12 @@ def clipped_objective(
 
     Positions where ``shielded`` is true get no gradient from a negative advantage (the
     learner shields tokens the policy already rejects, and samples it did not choose).
+
+    Positions where ``demonstrated`` is true and the advantage is positive are pushed up by the
+    whole advantage whatever their ratio, as a demonstration is learnt: the learner marks the
+    replies the policy server forked (``exploration._forked``). A fork's changed token starts
+    far below the policy's choice (1 in 100,000), the clip would let one step raise it by a
+    fifth at most, and the fork that found it seldom comes again.
     """
     old = np.where(np.isnan(behaviour_logp), logp, behaviour_logp)
     log_ratio = np.clip(logp - old, -20.0, 20.0)
@@ -214,6 +221,9 @@ def clipped_objective(
     if shielded is not None:
         active &= (advantages >= 0) | ~shielded
     dlogp = np.where(active, -unclipped, 0.0) / normalizer
+    if demonstrated is not None:
+        # learnt as a demonstration: the whole advantage, whatever the ratio has become
+        dlogp = np.where(demonstrated & (advantages > 0), -advantages / normalizer, dlogp)
     loss = -objective.sum() / normalizer
     kl_mean = 0.0
     if ref_logp is not None and kl_coef > 0:

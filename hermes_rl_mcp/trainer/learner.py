@@ -127,9 +127,11 @@ class Learner:
             ref_logp, _ = self.reference.token_logprobs(feats, targets, cfg.temperature, allowed)
             ref_logp = ref_logp.astype(np.float64)
         rewarded = rewarded_integers(batch, feats.prompt_of, self.model.tokenizer, sequences)
+        explored, forked = self._explored(batch)
         metrics: dict[str, float] = {}
         for done in range(cfg.passes_per_batch):
             logp, cache = self.model.token_logprobs(feats, targets, cfg.temperature, allowed)
+            shielded = shielded_positions(logp, explored)
             result = clipped_objective(
                 logp.astype(np.float64),
                 behaviour,
@@ -138,7 +140,8 @@ class Learner:
                 normalizer=sequences,
                 ref_logp=ref_logp,
                 kl_coef=cfg.kl_coef,
-                shielded=self._shielded(batch, logp),
+                shielded=shielded,
+                demonstrated=forked,
             )
             entropy_weight = None
             if cfg.entropy_coef > 0:  # maximising entropy = minimising -coef * H
@@ -165,14 +168,23 @@ class Learner:
                 metrics["train/clip_fraction_last_pass"] = result.clip_fraction
         return metrics
 
-    def _shielded(self, batch: TokenBatch, logp: np.ndarray) -> np.ndarray:
-        """Positions a negative advantage must not push down: tokens the policy already rejects,
-        and every token of a turn the policy server explored (see ``exploration``)."""
-        shielded = logp < UNLIKELY_LOGPROB
-        if self.explored is not None and len(self.explored):
-            explored_turns = np.fromiter((self.explored.holds(*turn) for turn in batch.turns), dtype=bool, count=len(batch.turns))
-            shielded |= explored_turns[np.asarray(batch.turn_of, dtype=np.int64)]
-        return shielded
+    def _explored(self, batch: TokenBatch) -> tuple[np.ndarray, np.ndarray]:
+        """The positions of turns the policy server explored rather than sampled, and of those
+        it forked (see ``exploration``)."""
+        if self.explored is None or not len(self.explored):
+            none = np.zeros(len(batch.targets), dtype=bool)
+            return none, none
+        kinds = [self.explored.kind(*turn) for turn in batch.turns]
+        turn_of = np.asarray(batch.turn_of, dtype=np.int64)
+        explored = np.asarray([kind is not None for kind in kinds], dtype=bool)
+        forked = np.asarray([kind == "fork" for kind in kinds], dtype=bool)
+        return explored[turn_of], forked[turn_of]
+
+
+def shielded_positions(logp: np.ndarray, explored: np.ndarray) -> np.ndarray:
+    """Positions a negative advantage must not push down: tokens the policy already rejects,
+    and every token of a turn the policy server explored."""
+    return (logp < UNLIKELY_LOGPROB) | explored
 
 
 def average_decay(decay: float, steps_averaged: int) -> float:

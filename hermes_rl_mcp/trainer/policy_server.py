@@ -31,7 +31,7 @@ from hermes_rl_mcp.errors import HermesRLError
 from hermes_rl_mcp.fast_asgi import FastPathApp, header, read_body, send_json
 from hermes_rl_mcp.sdk.env_types import PURPOSE_HEADER
 from hermes_rl_mcp.trainer.constraints import MAX_CHOICES, ConstraintError, choice_constraint
-from hermes_rl_mcp.trainer.exploration import ExploredTurns, RewardedAnswers, WordFrequencies, explore
+from hermes_rl_mcp.trainer.exploration import FORK_SHARE, ExploredTurns, RewardedAnswers, WordFrequencies, explore
 from hermes_rl_mcp.trainer.model import PolicyModel
 from hermes_rl_mcp.trainer.sampling import Generation, SampleJob, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import ChatTemplateError
@@ -203,6 +203,7 @@ class PolicyHolder:
             model, prompt_ids, samples, share=self.explore_prompt_words * boost, max_tokens=req.new_tokens(),
             temperature=temperature, constraint=constraint, rng=rng, record=self.explored,
             rewarded=self.rewarded, rewarded_share=self.explore_rewarded * boost, frequencies=self.word_frequencies,
+            fork_share=FORK_SHARE,
         )
 
 

@@ -36,6 +36,9 @@ class SampleJob:
     rng: np.random.Generator
     stop: Sequence[str] = ()
     constraint: ChoiceConstraint | None = None
+    # Tokens every completion starts with, taken as given (exploration continues a changed
+    # sample from them); they count toward ``max_tokens`` and carry their logprobs.
+    prefix: Sequence[int] = ()
 
 
 def generate(
@@ -69,6 +72,7 @@ def generate_batch(model: PolicyModel, jobs: Sequence[SampleJob], *, temperature
     job_of = np.repeat(np.arange(len(jobs)), [job.n for job in jobs])
     limit = np.asarray([jobs[j].max_tokens for j in job_of], dtype=np.int64)
     constrained = any(job.constraint is not None for job in jobs)
+    prefix_lengths = np.asarray([len(jobs[j].prefix) for j in job_of], dtype=np.int64)
     # the parameters do not change while sampling: the copy map is the same at every step
     map_logits = model._map_logits()
     images, copy_map = map_logits.argmax(axis=1), model._copy_map(map_logits)
@@ -102,6 +106,11 @@ def generate_batch(model: PolicyModel, jobs: Sequence[SampleJob], *, temperature
                     chosen_lp = np.log(probs[np.arange(rows.size), chosen])
             else:
                 chosen_lp = cache.log_probs[np.arange(rows.size), chosen]
+        forced = t < prefix_lengths[rows]
+        if forced.any():
+            given = np.asarray([jobs[job_of[row]].prefix[t] for row in rows[forced]])
+            chosen[forced] = given
+            chosen_lp[forced] = cache.log_probs[np.flatnonzero(forced), given]
         tokens[rows, t] = chosen
         logps[rows, t] = chosen_lp
         for row, token in zip(rows, chosen):
