@@ -646,9 +646,8 @@ def explore(
         picks.append(answers[int(rng.integers(len(answers)))])
         kinds_of.append("rewarded")
     fork = None
-    unanimous = len(samples) > 1 and len({tuple(sample.token_ids) for sample in samples}) == 1
-    left = [index for index in range(len(samples)) if index not in chosen]
-    if unanimous and left and constraint is None and rng.random() < fork_share:
+    left = sorted(set(range(len(samples))) - set(chosen))  # samples no other kind replaced
+    if fork_share > 0 and constraint is None and left and len(samples) > 1 and _unanimous(samples) and rng.random() < fork_share:
         forked = _forked(model, prompt, samples[0], max_tokens, temperature, rng)
         fork = (left[int(rng.integers(len(left)))], forked) if forked is not None else None
     if not chosen and fork is None:
@@ -663,6 +662,11 @@ def explore(
         if record is not None:
             record.add(prompt, out[index].token_ids, "fork")
     return out
+
+
+def _unanimous(samples: list[Generation]) -> bool:
+    first = samples[0].token_ids
+    return all(sample.token_ids == first for sample in samples[1:])
 
 
 def _forked(
