@@ -38,7 +38,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -47,6 +46,7 @@ from typing import Any
 
 import yaml
 from config_edits import add_set_option  # this script's folder: python bench/bench_generality.py
+from stopping import exit_on_sigterm, stop_runs
 
 HERE = Path(__file__).resolve().parent
 TASKS = (
@@ -126,7 +126,7 @@ def fmt(value: Any, width: int = 7) -> str:
     return f"{value:>{width}.3f}" if isinstance(value, (int, float)) else f"{'-':>{width}}"
 
 
-def run_task(name: str, state: Path, timeout: float, started_runs: list[str], edits: dict[str, str]) -> dict[str, Any]:
+def run_task(name: str, state: Path, timeout: float, edits: dict[str, str]) -> dict[str, Any]:
     from hermes_rl_mcp.core.control import ControlPlane
     from hermes_rl_mcp.runs import TERMINAL_STATES, check_status, get_results, start_run, stop_run
 
@@ -137,7 +137,6 @@ def run_task(name: str, state: Path, timeout: float, started_runs: list[str], ed
     document = plane.run_document().to_data()
     began = time.time()
     started = start_run(document, state=state)
-    started_runs.append(started.run_id)
     print(f"\n== {name}: run {started.run_id}; env.total_steps={document['env'].get('total_steps')} "
           f"env.group_size={document['env'].get('group_size')} trainer={json.dumps(document.get('trainer', {}))}", flush=True)
     status = check_status(started.run_id, state=state)
@@ -184,26 +183,19 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [name for name in args.tasks if name not in TASKS]
     if unknown:
         parser.error(f"unknown task(s) {', '.join(unknown)}; valid: {', '.join(TASKS)}")
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    exit_on_sigterm()
 
     state = Path(tempfile.mkdtemp(prefix="hermes-rl-bench-generality-"))
     os.environ["HERMES_RL_HOME"] = str(state)
     os.environ["HERMES_RL_ENV_DIRS"] = str(HERE / "tasks")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.pop("WANDB_API_KEY", None)  # a benchmark never uploads
-    started_runs: list[str] = []
     outcomes: list[dict[str, Any]] = []
     try:
         for name in args.tasks or TASKS:
-            outcomes.append(run_task(name, state, args.timeout, started_runs, edits))
+            outcomes.append(run_task(name, state, args.timeout, edits))
     finally:
-        from hermes_rl_mcp.runs import stop_run
-
-        for run_id in started_runs:
-            try:
-                stop_run(run_id, state=state)
-            except Exception as exc:  # noqa: BLE001 - report and keep stopping the others
-                print(f"could not stop {run_id}: {exc}", file=sys.stderr)
+        stop_runs(state)
         if args.keep:
             print(f"\nstate kept in {state}")
         else:

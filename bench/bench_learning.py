@@ -31,7 +31,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -41,6 +40,7 @@ from typing import Any
 
 import yaml
 from config_edits import add_set_option  # this script's folder: python bench/bench_learning.py
+from stopping import exit_on_sigterm, stop_runs
 
 REPO = Path(__file__).resolve().parent.parent
 ENVIRONMENTS = ("reverse_text", "arithmetic", "navigation")
@@ -119,7 +119,7 @@ def fmt(value: Any, width: int = 8) -> str:
     return f"{value:>{width}.3f}" if isinstance(value, (int, float)) else f"{'-':>{width}}"
 
 
-def run_one(name: str, state: Path, timeout: float, started_runs: list[str], edits: dict[str, str]) -> dict[str, Any]:
+def run_one(name: str, state: Path, timeout: float, edits: dict[str, str]) -> dict[str, Any]:
     from hermes_rl_mcp.core.control import ControlPlane
     from hermes_rl_mcp.runs import TERMINAL_STATES, check_status, get_results, start_run
 
@@ -130,7 +130,6 @@ def run_one(name: str, state: Path, timeout: float, started_runs: list[str], edi
     document = plane.run_document().to_data()
     began = time.time()
     started = start_run(document, state=state)
-    started_runs.append(started.run_id)
     print(f"\n== {name}: run {started.run_id}; defaults{' with edits ' + json.dumps(edits) if edits else ''}: env.total_steps={document['env'].get('total_steps')} "
           f"env.group_size={document['env'].get('group_size')} trainer={json.dumps(document.get('trainer', {}))}", flush=True)
     last_print = 0.0
@@ -191,26 +190,18 @@ def main(argv: list[str] | None = None) -> int:
     add_set_option(parser, "a config edit for every run (default: none)")
     args = parser.parse_args(argv)
     edits = dict(args.set)
-    # `timeout` and kill send SIGTERM: exit through the finally blocks that stop started runs
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    exit_on_sigterm()
 
     state = Path(tempfile.mkdtemp(prefix="hermes-rl-bench-learning-"))
     os.environ["HERMES_RL_HOME"] = str(state)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.pop("WANDB_API_KEY", None)  # a benchmark never uploads
-    started_runs: list[str] = []
     outcomes: list[dict[str, Any]] = []
     try:
         for name in ENVIRONMENTS if args.env == "all" else (args.env,):
-            outcomes.append(run_one(name, state, args.timeout, started_runs, edits))
+            outcomes.append(run_one(name, state, args.timeout, edits))
     finally:
-        from hermes_rl_mcp.runs import stop_run
-
-        for run_id in started_runs:
-            try:
-                stop_run(run_id, state=state)
-            except Exception as exc:  # noqa: BLE001 - report and keep stopping the others
-                print(f"could not stop {run_id}: {exc}", file=sys.stderr)
+        stop_runs(state)
         if args.keep:
             print(f"\nstate kept in {state}")
         else:

@@ -15,12 +15,13 @@ import importlib.util
 import json
 import os
 import shutil
-import signal
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from stopping import exit_on_sigterm  # this script's folder: python bench/bench_runs.py
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -158,8 +159,7 @@ def main() -> int:
     parser.add_argument("--starts", type=int, default=5)
     parser.add_argument("--keep", action="store_true", help="keep the temporary state directory")
     args = parser.parse_args()
-    # `timeout` and kill send SIGTERM: exit through the finally blocks that stop started runs
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    exit_on_sigterm()
     root = Path(tempfile.mkdtemp(prefix="hermes-rl-bench-"))
     os.environ["HERMES_RL_HOME"] = str(root / "starts")
     try:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import signal
 import statistics
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from typing import Any
 from hermes_rl_mcp.core.control import ControlPlane
 from hermes_rl_mcp.metrics_log import read_metrics
 from hermes_rl_mcp.runs import TERMINAL_STATES, check_status, start_run, stop_run
+from stopping import exit_on_sigterm  # this script's folder: python bench/bench_sampler_stack.py
 
 
 def one_run(env: str, exploration_rate: float | None, seed: int, state: Path, timeout: float, target: float) -> dict[str, Any]:
@@ -75,8 +75,7 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--timeout", type=float, default=300, help="seconds per run")
     args = parser.parse_args()
-    # `timeout` and kill send SIGTERM: exit through the finally blocks that stop started runs
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    exit_on_sigterm()
     root = Path(tempfile.mkdtemp(prefix="hermes-rl-sampler-"))
     results: dict[str, list[dict[str, Any]]] = {"guided": [], "uniform": []}
     try:
