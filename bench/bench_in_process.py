@@ -10,7 +10,8 @@ straight to the ``Learner``: no trajectory API, no processes, no sampling lag. A
 formed as the runtime forms one (groups whose scores are all equal are dropped, as
 ``ensure_scores_are_not_same`` asks), with the environment's defaults and the local trainer's
 (plus the environment's ``trainer_defaults``). It prints each seed's held-out curve (eval
-percent correct every ``steps_per_eval`` steps) and, with ``--show``, prompts and replies of the
+percent correct every ``steps_per_eval`` steps, with the mean training score of the samples
+since the evaluation before) and, with ``--show``, prompts and replies of the
 last evaluation; ``--set`` changes a trainer setting (``--set learning_rate=0.005``) for
 exploring. Figures differ from ``bench_generality.py``'s, which runs the servers: there
 rollouts lag the trainer by up to ``max_batches_offpolicy`` batches. NumPy runs on one BLAS
@@ -114,6 +115,7 @@ async def run(task: str, seed: int, steps: int | None, show: int, edits: dict[st
         await env.setup()
         admit = EqualScoreFilter()
         collected = kept = 0  # groups, since the last evaluation
+        scores: list[float] = []  # every sample's training score, since the last evaluation
         boost = 1.0
         for step in range(total + 1):
             if step % config.steps_per_eval == 0 or step == total:
@@ -124,14 +126,17 @@ async def run(task: str, seed: int, steps: int | None, show: int, edits: dict[st
                 curve.append((step, accuracy))
                 # groups sampled per group trained on, and the exploration boost at the last step
                 spent = f"  {collected / kept:5.1f} groups a kept one  boost {boost:.2f}" if kept else ""
-                print(f"  seed {seed}  step {step:4d}  eval {accuracy:.3f}  {time.perf_counter() - started:6.1f} s{spent}", flush=True)
+                trained = f"  train score {sum(scores) / len(scores):.3f}" if scores else ""
+                print(f"  seed {seed}  step {step:4d}  eval {accuracy:.3f}  {time.perf_counter() - started:6.1f} s{trained}{spent}", flush=True)
                 collected = kept = 0
+                scores.clear()
             if step == total:
                 break
             groups: list[dict[str, Any]] = []
             for _ in range(8 * batch_size):  # bounded, as a starving runtime lets groups through
                 group, _ = await env.collect_trajectories(await env.get_next_item())
                 collected += 1
+                scores.extend(group["scores"] if group else ())
                 if group and admit.admit(list(group["scores"])):
                     groups.append(group)
                 if sum(len(g["tokens"]) for g in groups) >= batch_size:
