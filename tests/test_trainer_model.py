@@ -1153,7 +1153,7 @@ def test_prompt_word_exploration_replaces_samples_with_whole_words_and_their_own
     assert explore(model, prompt, sampled, share=0.0, max_tokens=5, temperature=1.0, constraint=None, rng=rng) == sampled
 
 
-def test_a_request_whose_samples_are_all_one_reply_gets_one_of_them_forked() -> None:
+def test_a_request_whose_samples_are_all_one_reply_gets_two_of_them_forked() -> None:
     from hermes_rl_mcp.trainer.exploration import ExploredTurns, explore
     from hermes_rl_mcp.trainer.sampling import Generation
 
@@ -1168,22 +1168,56 @@ def test_a_request_whose_samples_are_all_one_reply_gets_one_of_them_forked() -> 
         out = explore(model, prompt, unanimous, share=0.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng,
                       record=record, fork_share=1.0)
         forks = [sample for sample in out if sample.token_ids != reply]
-        assert len(forks) == 1 and len(out) == 8
-        fork = forks[0].token_ids
+        assert len(forks) == 2 and len(out) == 8
+        # one by a word (the prompt's only word in place of the reply's), one by a character
+        by_word = TOK.encode("plane") + [END]
+        forks.sort(key=lambda sample: sample.token_ids != by_word)
+        assert forks[0].token_ids == by_word and record.kind(prompt, by_word) == "fork"
+        fork = forks[1].token_ids
         at = next(k for k, (a, b) in enumerate(zip(fork, reply)) if a != b)
         changed_at.add(at)
         # the same reply up to one token, which is a character of the prompt's message or the end
         assert fork[:at] == reply[:at] and TOK.decode([fork[at]]) in "plane" or fork[at] == END
-        assert len(fork) <= 6 and len(forks[0].logprobs) == len(fork)
-        assert all(lp <= 0 for lp in forks[0].logprobs)
+        assert len(fork) <= 6 and len(forks[1].logprobs) == len(fork)
+        assert all(lp <= 0 for lp in forks[1].logprobs)
         assert record.kind(prompt, fork) == "fork"
     assert changed_at == {0, 1, 2, 3}  # every position, the end token's included
-    # samples that differ, a zero share, and greedy decoding are never forked
+    # samples that differ get a fork by a word only; a zero share and greedy decoding, none
     varied = [*unanimous[:7], Generation(TOK.encode("enalp") + [END], [0.0] * 6, "stop")]
-    assert explore(model, prompt, varied, share=0.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng, fork_share=1.0) == varied
+    out = explore(model, prompt, varied, share=0.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng, fork_share=1.0)
+    assert sorted(TOK.decode(s.token_ids) for s in out if s not in varied) == ["plane"]
     assert explore(model, prompt, unanimous, share=0.0, max_tokens=6, temperature=1.0, constraint=None, rng=rng) == unanimous
     assert explore(model, prompt, unanimous, share=0.0, max_tokens=6, temperature=0.0, constraint=None, rng=rng, fork_share=1.0) == unanimous
 
+
+def test_a_fork_by_a_word_replaces_one_word_of_the_reply_by_one_of_the_prompts() -> None:
+    from hermes_rl_mcp.trainer.exploration import ExploredTurns, explore
+    from hermes_rl_mcp.trainer.sampling import Generation
+
+    model = small_model(np.float32)
+    prompt = TOK.generation_prompt([{"role": "user", "content": "If I convert beach_2023.heic to png, what's the new name?"}])
+    reply = TOK.encode("beach_2023.heic") + [END]  # the name copied whole, its old extension too
+    unanimous = [Generation(list(reply), [0.0] * len(reply), "stop") for _ in range(8)]
+    prompt_words = {"If", "I", "convert", "beach", "2023", "heic", "beach_2023.heic", "to", "png", "what", "s", "what's", "the", "new", "name"}
+    rng = np.random.default_rng(5)
+    seen: set[str] = set()
+    for _ in range(200):
+        record = ExploredTurns()
+        out = explore(model, prompt, unanimous, share=0.0, max_tokens=30, temperature=1.0, constraint=None, rng=rng,
+                      record=record, fork_share=1.0)
+        for sample in out:
+            text = TOK.decode(sample.token_ids)
+            before = TOK.decode(reply[:-1])
+            if sample.token_ids == reply or sample.token_ids[-1] != END or record.kind(prompt, sample.token_ids) != "fork":
+                continue
+            # the reply with one of its words (beach, 2023, heic) replaced by a word of the prompt
+            for word in ("beach", "2023", "heic"):
+                head, _, tail = before.partition(word)
+                if text.startswith(head) and text.endswith(tail) and text[len(head) : len(text) - len(tail)] in prompt_words - {word}:
+                    seen.add(text)
+                    assert len(sample.logprobs) == len(sample.token_ids) and all(lp <= 0 for lp in sample.logprobs)
+    assert "beach_2023.png" in seen  # the near answer a fork by one character would seldom reach
+    assert {"png_2023.heic", "beach_png.heic"} & seen
 
 def test_a_sample_can_start_from_given_tokens() -> None:
     model = small_model(np.float32)
@@ -1473,7 +1507,10 @@ def test_the_sampler_explores_more_while_explored_samples_make_the_groups_that_t
         return [[s.token_ids for s in await holder.sample(request, prompt)] for _ in range(requests)]
 
     def explored_share(groups: list[list[list[int]]]) -> float:
-        return float(np.mean([record.kind(prompt, reply) is not None for group in groups for reply in group]))
+        # the replacements, which the boost scales; not the fork by a word each request gets
+        # (the record is by content: a fork that comes out as one of the prompt's words counts
+        # under the kind that wrote that word last, so the share reads a little above 0.1)
+        return float(np.mean([record.kind(prompt, reply) not in (None, "fork") for group in groups for reply in group]))
 
     def train_on(replies: list[list[int]], winner: int) -> None:
         record.credit(flatten_groups([{
@@ -1482,7 +1519,7 @@ def test_the_sampler_explores_more_while_explored_samples_make_the_groups_that_t
             "scores": [float(k == winner) for k in range(len(replies))],
         }]))
 
-    assert record.boost() == 1.0 and 0.05 < explored_share(asyncio.run(serve(40))) < 0.15
+    assert record.boost() == 1.0 and 0.05 < explored_share(asyncio.run(serve(40))) < 0.2
     # sixteen groups served for each one trained on, and in each trained group the sample that
     # scored was an explored one: exploration is what finds the answers
     for _ in range(12):

@@ -61,12 +61,15 @@ followed by the end token:
   prompts is tried on them again (``RewardedAnswers``: the learner fills it, the sampler reads
   it).
 
-And a request whose samples are all one reply gets one of them **forked** (``_forked``): the
-same reply changed at one position drawn evenly, its end token included, to a character of the
-prompt's last message or to the end token, then written on by the policy. Such a group scores
-alike and is dropped before training, so a reply the policy is sure of is never corrected
-however near the right one is (one character more before the end, one character other); the
-fork is that near reply, and where it scores above the rest the group teaches.
+And one sample of each request is **forked** by a word: the same reply with one of its words
+replaced by a word of the prompt, the rest kept (``_word_forked``), so a reply right but for
+one word (a file's old extension where the new one was asked for) has that near rival in its
+group. A request whose samples are all one reply gets a second fork, by a character: the same
+reply changed at one position drawn evenly, its end token included, to a character of the
+prompt's last message or to the end token, then written on by the policy (``_forked``). Such a
+group scores alike and is dropped before training, so a reply the policy is sure of is never
+corrected however near the right one is (one character more before the end, one character
+other); the fork is that near reply, and where it scores above the rest the group teaches.
 
 Nothing here knows a task. The replaced sample carries its logprobs under the current policy
 (as if the policy had sampled it), so the trainer's importance ratio starts at 1. Such a sample
@@ -154,8 +157,9 @@ REWRITES = {"initials": 0.5, "reversed": 0.25, **{kind: 0.25 / len(JOINED) for k
 # Drawn half the time by the geometric mean of its words' rarities, so a run of rare words comes
 # before one that adds the task's fixed wording to them.
 SPAN_SHARE = 1 / 4
-# The chance that a request whose samples are all one reply gets one of them forked (``_forked``):
-# always, since such a group teaches nothing otherwise.
+# The chance that a request gets a sample forked by a word (``_word_forked``) and, when its
+# samples are all one reply, another by a character (``_forked``): always, since a group of one
+# reply teaches nothing otherwise, and a reply wrong by one word seldom has its rival sampled.
 FORK_SHARE = 1.0
 # Each kind of replacement is offered in proportion to its share above plus its recent record:
 # the share of its samples trained on that scored above their group, counted as if PRIOR_TRIES
@@ -583,8 +587,9 @@ def explore(
     probability ``rewarded_share`` by an answer from ``rewarded`` (each replacement noted in
     ``record``, which also weighs each kind by its record). ``frequencies``, when given,
     counts this prompt's words, and half the words and pairs of words are then drawn by their
-    rarity. When every sample is the same reply, one of those left is, with probability
-    ``fork_share``, that reply forked (``_forked``)."""
+    rarity. With probability ``fork_share``, one of those left is forked by a word
+    (``_word_forked``) and, when every sample is the same reply, another by a character
+    (``_forked``)."""
     if temperature <= 0 or not samples:
         return samples
     draws = rng.random(len(samples))
@@ -645,22 +650,24 @@ def explore(
         chosen.append(int(index))
         picks.append(answers[int(rng.integers(len(answers)))])
         kinds_of.append("rewarded")
-    fork = None
-    left = sorted(set(range(len(samples))) - set(chosen))  # samples no other kind replaced
-    if fork_share > 0 and constraint is None and left and len(samples) > 1 and _unanimous(samples) and rng.random() < fork_share:
-        forked = _forked(model, prompt, samples[0], max_tokens, temperature, rng)
-        fork = (left[int(rng.integers(len(left)))], forked) if forked is not None else None
-    if not chosen and fork is None:
+    forks: list[tuple[int, Generation]] = []
+    left = rng.permutation(sorted(set(range(len(samples))) - set(chosen)))  # samples no other kind replaced
+    if fork_share > 0 and constraint is None and len(left) > 1 and rng.random() < fork_share:
+        found = [_word_forked(model, prompt, samples[int(left[0])], max_tokens, temperature, rng)]
+        if _unanimous(samples):
+            found.append(_forked(model, prompt, samples[0], max_tokens, temperature, rng))
+        forks = [(int(index), fork) for index, fork in zip(left, found) if fork is not None]
+    if not chosen and not forks:
         return samples
     out = list(samples)
     for index, word, kind, logprobs in zip(chosen, picks, kinds_of, _logprobs(model, prompt, picks, temperature, constraint)):
         out[index] = Generation(list(word), logprobs, "stop")
         if record is not None:
             record.add(prompt, word, kind)
-    if fork is not None:
-        index, out[index] = fork
+    for index, fork in forks:
+        out[index] = fork
         if record is not None:
-            record.add(prompt, out[index].token_ids, "fork")
+            record.add(prompt, fork.token_ids, "fork")
     return out
 
 
@@ -686,6 +693,33 @@ def _forked(
     other = candidates[int(rng.integers(len(candidates)))]
     job = SampleJob(prompt, 1, max_tokens, rng, prefix=[*tokens[:at], other])
     return generate_batch(model, [job], temperature=temperature)[0][0]
+
+
+def _word_forked(
+    model: PolicyModel, prompt: Sequence[int], sample: Generation, max_tokens: int, temperature: float, rng: np.random.Generator
+) -> Generation | None:
+    """``sample`` with one of its words (a run of letters and digits, drawn evenly) replaced by
+    another word of the prompt (``_words``, drawn evenly), the rest kept as it was (None when
+    there is none, or the result is too long). A reply right but for one word (a file's new
+    extension, a name in a sentence) is that near reply; a fork by one character finds it
+    only when the word is one character long or the policy writes it on from its first."""
+    tokens = list(sample.token_ids)
+    body = tokens[:-1] if tokens and tokens[-1] == END else tokens
+    spans = []
+    for inside, places in groupby(range(len(body)), key=lambda k: bool(model.is_word_char[body[k]])):
+        run = list(places)
+        if inside:
+            spans.append((run[0], run[-1] + 1))
+    if not spans:
+        return None
+    start, stop = spans[int(rng.integers(len(spans)))]
+    candidates = [word for word in _words(model, prompt) if word != body[start:stop]]
+    if not candidates:
+        return None
+    forked = [*body[:start], *candidates[int(rng.integers(len(candidates)))], *body[stop:], END]
+    if len(forked) > max_tokens:
+        return None
+    return Generation(forked, _logprobs(model, prompt, [forked], temperature, None)[0], "stop")
 
 
 def _run_chances(runs: list[list[list[int]]], frequencies: WordFrequencies | None) -> tuple[np.ndarray | None, np.ndarray | None]:

@@ -203,9 +203,9 @@ def clipped_objective(
 
     Positions where ``demonstrated`` is true and the advantage is positive are pushed up by the
     whole advantage whatever their ratio, as a demonstration is learnt: the learner marks the
-    replies the policy server forked (``exploration._forked``). A fork's changed token starts
-    far below the policy's choice (1 in 100,000), the clip would let one step raise it by a
-    fifth at most, and the fork that found it seldom comes again.
+    replies the policy server forked (``exploration._forked``, ``_word_forked``). A fork's
+    changed token starts far below the policy's choice (1 in 100,000), the clip would let one
+    step raise it by a fifth at most, and the fork that found it seldom comes again.
     """
     old = np.where(np.isnan(behaviour_logp), logp, behaviour_logp)
     log_ratio = np.clip(logp - old, -20.0, 20.0)
