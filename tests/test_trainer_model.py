@@ -1537,6 +1537,37 @@ def test_the_sampler_explores_more_while_explored_samples_make_the_groups_that_t
     assert record.boost() < 1.1
 
 
+def test_rewarded_answers_are_read_safely_while_the_learner_adds_them() -> None:
+    import sys
+    import threading
+
+    from hermes_rl_mcp.trainer.exploration import RewardedAnswers
+
+    # The learner adds answers in its own thread while the sampler reads them; a thread switch
+    # every microsecond makes the race that failed a sampling request ("OrderedDict mutated
+    # during iteration") come within a few thousand reads.
+    answers = RewardedAnswers(capacity=64)
+    stop = threading.Event()
+
+    def learner() -> None:
+        k = 0
+        while not stop.is_set():
+            answers.add([k % 1000, 1, 2])
+            k += 1
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    thread = threading.Thread(target=learner)
+    thread.start()
+    try:
+        for _ in range(3000):
+            assert all(len(answer) == 3 for answer in answers.fitting(8, None))
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    assert len(answers) == 64
+
 def test_exploration_offers_a_prompt_answers_that_scored_on_other_prompts() -> None:
     from hermes_rl_mcp.trainer.exploration import ExploredTurns, RewardedAnswers, explore
 

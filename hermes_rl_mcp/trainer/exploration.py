@@ -265,11 +265,13 @@ class ExploredTurns:
 class RewardedAnswers:
     """The most recent distinct answers (an assistant turn's tokens) that scored above their
     group, whatever their prompt. The learner of a local run adds them, the sampler offers them
-    to other prompts."""
+    to other prompts; the two run in different threads, so both hold the lock (a read while an
+    answer was added failed a sampling request with "OrderedDict mutated during iteration")."""
 
     def __init__(self, capacity: int = 64) -> None:
         self.capacity = capacity
         self._answers: OrderedDict[tuple[int, ...], None] = OrderedDict()
+        self._lock = threading.Lock()
 
     def add_from(self, batch: TokenBatch) -> None:
         """Every turn of the batch's sequences whose advantage is positive."""
@@ -279,14 +281,17 @@ class RewardedAnswers:
 
     def add(self, answer: Sequence[int]) -> None:
         key = tuple(int(token) for token in answer)
-        self._answers[key] = None
-        self._answers.move_to_end(key)
-        while len(self._answers) > self.capacity:
-            self._answers.popitem(last=False)
+        with self._lock:
+            self._answers[key] = None
+            self._answers.move_to_end(key)
+            while len(self._answers) > self.capacity:
+                self._answers.popitem(last=False)
 
     def fitting(self, max_tokens: int, constraint: ChoiceConstraint | None) -> list[list[int]]:
         """The answers that fit ``max_tokens`` and the constraint."""
-        return [list(a) for a in self._answers if len(a) <= max_tokens and _fits(list(a), constraint)]
+        with self._lock:
+            answers = list(self._answers)
+        return [list(a) for a in answers if len(a) <= max_tokens and _fits(list(a), constraint)]
 
     def __len__(self) -> int:
         return len(self._answers)
