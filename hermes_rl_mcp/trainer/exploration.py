@@ -107,7 +107,7 @@ from hermes_rl_mcp.trainer.grpo import TokenBatch
 from hermes_rl_mcp.trainer.lists import MIN_ITEMS
 from hermes_rl_mcp.trainer.model import PolicyModel, earlier_message_bounds, first_message_bounds, last_message_bounds
 from hermes_rl_mcp.trainer.numbers import MAX_NUMBERS, NUMBER_RANGE
-from hermes_rl_mcp.trainer.phrases import WORD, find_records
+from hermes_rl_mcp.trainer.phrases import WORD, find_records, word_spans
 from hermes_rl_mcp.trainer.sampling import Generation, SampleJob, generate_batch
 from hermes_rl_mcp.trainer.tokenizer import END
 
@@ -655,13 +655,17 @@ def explore(
         chosen.append(int(index))
         picks.append(answers[int(rng.integers(len(answers)))])
         kinds_of.append("rewarded")
-    forks: list[tuple[int, Generation]] = []
+    forks: list[tuple[int, Generation]] = []  # by a character: the policy wrote them on
     left = rng.permutation(sorted(set(range(len(samples))) - set(chosen)))  # samples no other kind replaced
     if fork_share > 0 and constraint is None and len(left) > 1 and rng.random() < fork_share:
-        found = [_word_forked(model, prompt, samples[int(left[0])], max_tokens, temperature, rng)]
-        if _unanimous(samples):
-            found.append(_forked(model, prompt, samples[0], max_tokens, temperature, rng))
-        forks = [(int(index), fork) for index, fork in zip(left, found) if fork is not None]
+        by_word = _word_forked(model, prompt, samples[int(left[0])], max_tokens, rng)
+        if by_word is not None:  # scored with the replacements, in one pass
+            chosen.append(int(left[0]))
+            picks.append(by_word)
+            kinds_of.append("fork")
+        by_character = _forked(model, prompt, samples[0], max_tokens, temperature, rng) if _unanimous(samples) else None
+        if by_character is not None:
+            forks.append((int(left[1]), by_character))
     if not chosen and not forks:
         return samples
     out = list(samples)
@@ -700,21 +704,16 @@ def _forked(
     return generate_batch(model, [job], temperature=temperature)[0][0]
 
 
-def _word_forked(
-    model: PolicyModel, prompt: Sequence[int], sample: Generation, max_tokens: int, temperature: float, rng: np.random.Generator
-) -> Generation | None:
-    """``sample`` with one of its words (a run of letters and digits, drawn evenly) replaced by
-    another word of the prompt (``_words``, drawn evenly), the rest kept as it was (None when
-    there is none, or the result is too long). A reply right but for one word (a file's new
-    extension, a name in a sentence) is that near reply; a fork by one character finds it
-    only when the word is one character long or the policy writes it on from its first."""
+def _word_forked(model: PolicyModel, prompt: Sequence[int], sample: Generation, max_tokens: int, rng: np.random.Generator) -> list[int] | None:
+    """``sample``'s tokens with one of its words (a run of letters and digits, drawn evenly)
+    replaced by another word of the prompt (``_words``, drawn evenly), the rest kept as it was,
+    and the end token (None when there is none, or the result is too long). A reply right but
+    for one word (a file's new extension, a name in a sentence) is that near reply; a fork by
+    one character finds it only when the word is one character long or the policy writes it
+    on from its first."""
     tokens = list(sample.token_ids)
     body = tokens[:-1] if tokens and tokens[-1] == END else tokens
-    spans = []
-    for inside, places in groupby(range(len(body)), key=lambda k: bool(model.is_word_char[body[k]])):
-        run = list(places)
-        if inside:
-            spans.append((run[0], run[-1] + 1))
+    spans = word_spans(body, model.is_word_char)
     if not spans:
         return None
     start, stop = spans[int(rng.integers(len(spans)))]
@@ -722,9 +721,7 @@ def _word_forked(
     if not candidates:
         return None
     forked = [*body[:start], *candidates[int(rng.integers(len(candidates)))], *body[stop:], END]
-    if len(forked) > max_tokens:
-        return None
-    return Generation(forked, _logprobs(model, prompt, [forked], temperature, None)[0], "stop")
+    return forked if len(forked) <= max_tokens else None
 
 
 def _run_chances(runs: list[list[list[int]]], frequencies: WordFrequencies | None) -> tuple[np.ndarray | None, np.ndarray | None]:
