@@ -1,24 +1,24 @@
-"""Does the local policy learn tasks it was not designed around? A hundred and eighty-three new tasks, default settings.
+"""Does the local policy learn tasks it was not designed around? A hundred and eighty-nine new tasks, default settings.
 
     python bench/bench_generality.py [TASK ...] [--timeout 300] [--keep]
 
 The tasks live in ``bench/tasks/`` and are written against the public SDK only, as a new user would
 write them: string maps (uppercase, first_letters, plural, repeat_word, shift_letters, capitalize,
 drop_vowels, add_commas, snake_case, date_format, pig_latin, swap_case, work_username, initials,
-phone_digits, strip_dashes, replace_word, mask_card, short_address, clean_dictation, drop_title, drop_brackets, hashtag, surname_first, roman_numeral, clock_24h, shelf_title, expand_contractions, new_extension), selection (pick_largest, longer_word, last_letter, middle_word, largest_number,
+phone_digits, strip_dashes, replace_word, mask_card, short_address, clean_dictation, drop_title, drop_brackets, hashtag, surname_first, roman_numeral, clock_24h, shelf_title, expand_contractions, new_extension, double_barrelled), selection (pick_largest, longer_word, last_letter, middle_word, largest_number,
 letter_at, pick_category, starts_with, cheapest, youngest, duplicate_name, rhyme_pick,
-closest_number, twin_letters, fastest_runner, odd_one_out, still_open, free_slot, rainy_day, absent_name, who_ordered, veggie_pick, expired_item, next_birthday, safe_dish, size_in_stock, cabin_bag, film_runtime, what_to_cook, gym_class), ordering (sort_letters, swap_words,
+closest_number, twin_letters, fastest_runner, odd_one_out, still_open, free_slot, rainy_day, absent_name, who_ordered, veggie_pick, expired_item, next_birthday, safe_dish, size_in_stock, cabin_bag, film_runtime, what_to_cook, gym_class, water_first), ordering (sort_letters, swap_words,
 reverse_words, month_order, alphabetize, sort_numbers, height_order, time_order, length_order,
-queue_order, score_rank, price_order, speaking_order, size_order, chore_rotation, priority_order, unit_order, box_stack, planet_order, week_plan, playlist_order, boarding_zones, bill_due_order, section_order, charge_order), counting (count_letter, word_count, vowel_count, word_length,
+queue_order, score_rank, price_order, speaking_order, size_order, chore_rotation, priority_order, unit_order, box_stack, planet_order, week_plan, playlist_order, boarding_zones, bill_due_order, section_order, charge_order, generation_order), counting (count_letter, word_count, vowel_count, word_length,
 list_length, count_even, distinct_letters, count_animals, count_above, rsvp_count, count_legs,
-count_digits, longest_streak, count_color, tasks_done, count_sentences, bus_stops, weekend_shifts, sock_pairs, missed_calls, vote_tally, people_mentioned, long_months, delayed_trains, quiz_score, goals_scored, workout_days, messages_from, lift_stops), classification with a free-text answer
+count_digits, longest_streak, count_color, tasks_done, count_sentences, bus_stops, weekend_shifts, sock_pairs, missed_calls, vote_tally, people_mentioned, long_months, delayed_trains, quiz_score, goals_scored, workout_days, messages_from, lift_stops, lights_on), classification with a free-text answer
 (parity, vowel_start, age_group) and through ``guided_choice`` (sentiment, has_letter, in_order, bigger_number,
 is_palindrome, time_of_day, quadrant, letter_grade, triangle_type, leap_year, season, file_kind,
-water_state, contact_type, compass_heading, currency_name, dial_country, bill_status, password_strength, ph_reading, sentence_type, verb_tense, email_folder, blood_pressure, recycle_bin, beaufort_force, measure_kind, tyre_pressure), numbers computed from the prompt's (next_number, years_between,
+water_state, contact_type, compass_heading, currency_name, dial_country, bill_status, password_strength, ph_reading, sentence_type, verb_tense, email_folder, blood_pressure, recycle_bin, beaufort_force, measure_kind, tyre_pressure, egg_size), numbers computed from the prompt's (next_number, years_between,
 add_three, double_number, change_due, age_later, digit_sum, total_price, minutes_left), and
 multi-turn games (guess_number, remember_word, two_letters, running_total, recall_parity, countdown,
 name_and_city, shopping_list, which_room, pet_names, warmer_colder, door_code, first_or_second,
-read_back, locker_number, meeting_place, order_change, visit_days, party_size, spelled_surname, hotel_floor, parking_spot, guest_arrivals, itinerary_stop, lost_item, time_difference, packing_check, whose_turn, meeting_moves, letter_by_letter).
+read_back, locker_number, meeting_place, order_change, visit_days, party_size, spelled_surname, hotel_floor, parking_spot, guest_arrivals, itinerary_stop, lost_item, time_difference, packing_check, whose_turn, meeting_moves, letter_by_letter, pass_on_message).
 Tasks were added in rounds, each written after the policy
 was last changed and first run as it stood; docs/local-policy.md says which are still blind (no part of
 the policy was chosen by looking at them). Each run starts as the MCP server starts one (a control plane
@@ -84,6 +84,7 @@ TASKS = (
     "shelf_title", "film_runtime", "bill_due_order", "workout_days", "beaufort_force", "whose_turn",
     "expand_contractions", "what_to_cook", "section_order", "messages_from", "measure_kind", "meeting_moves",
     "new_extension", "gym_class", "charge_order", "lift_stops", "tyre_pressure", "letter_by_letter",
+    "double_barrelled", "water_first", "generation_order", "lights_on", "egg_size", "pass_on_message",
 )
 BAR = 0.9
 MAX_WALL = 180.0
