@@ -10,7 +10,8 @@ import pytest
 
 from hermes_rl_mcp.trainer.constraints import ChoiceConstraint, ConstraintError
 from hermes_rl_mcp.trainer.model import (
-    BIAS_INPUT, COMPARISONS, GAINS, HEADS, LEVELS_STEP, NEIGHBOUR_OFFSETS, NUMBER_LEVELS, REPEAT_STEP, SIGNS, STATISTICS, PolicyModel, ViewCache,
+    BIAS_INPUT, COMPARISONS, GAINS, HEADS, LEVELS_STEP, NEIGHBOUR_OFFSETS, NUMBER_LEVELS, REPEAT_STEP, SIGNS, STATISTICS, SPAN_OFFSETS, PolicyModel,
+    ViewCache,
 )
 from hermes_rl_mcp.trainer.numbers import RewardedIntegers, read_numbers
 from hermes_rl_mcp.trainer.sampling import SampleJob, generate, generate_batch
@@ -524,6 +525,24 @@ def test_a_numbers_size_reaches_the_hidden_layer_the_same_wherever_the_number_st
     scales = model.step_scales(model.features(prompts, [[], []]))["U_level"].ravel()
     assert scales[0] == pytest.approx(LEVELS_STEP / 70) and scales[1] == pytest.approx(LEVELS_STEP / int(np.searchsorted(NUMBER_LEVELS, 500.0, side="right")))
     assert scales[2] == 1.0  # no number there
+
+
+def test_a_numbers_span_of_values_moves_the_next_token_for_the_numbers_in_it_alone() -> None:
+    model = PolicyModel.initialise(TOK, hidden_size=8, seed=3)
+    medium = TOK.encode("m")[0]
+
+    def logprob_of_medium(text: str) -> float:
+        prompt = TOK.generation_prompt([{"role": "user", "content": text}])
+        return float(np.log(model.forward(model.features([prompt], [[]])).probs[0, medium]))
+
+    texts = ("My hens laid one of 61.4 g. Small, medium or large?", "What size is a 61 g egg?", "What size is a 62 g egg?")
+    before = [logprob_of_medium(t) for t in texts]
+    model.params["L_span"][:, medium] = 0.0
+    model.params["L_span"][SPAN_OFFSETS[0] + 61, medium] = 0.3  # the first number's one-integer span of 61
+    after = [logprob_of_medium(t) for t in texts]
+    # 61 and 61.4 lie in the span, wherever the number stands and whatever its decimals; 62 does not
+    assert after[0] - before[0] > 2.0 and after[1] - before[1] > 2.0
+    assert after[2] == pytest.approx(before[2], abs=1e-6)
 
 
 def test_the_pointer_reads_a_words_neighbours_and_whether_the_last_message_names_them() -> None:

@@ -141,7 +141,7 @@ COPY_FLOOR = 0.003
 GAINS = {
     "b2": 10.0, "B_step": 10.0, "P_pos": 10.0, "P_key": 10.0, "P_used": 10.0, "P_word_used": 10.0, "P_rel": 10.0, "P_end": 10.0, "P_gain": 10.0,
     "P_order": 10.0, "P_mark": 10.0,
-    "M": 10.0, "R": 60.0, "C": 10.0, "C_word": 10.0, "P_case": 10.0,
+    "L_span": 10.0, "M": 10.0, "R": 60.0, "C": 10.0, "C_word": 10.0, "P_case": 10.0,
     # The hidden layer's query is a sum over its units, each moving at the learning rate: no gain.
     "Q_pos": 1.0, "Q_key": 1.0, "Q_case": 1.0, "Q_word": 1.0, "P_word": 10.0, "Q_place": 1.0, "P_place": 10.0, "P_near": 10.0,
     # The number path's value weights, the log of its spread and its share (a logit) per step.
@@ -172,7 +172,7 @@ COMMON_ROWS_STEP = 8.0
 HIDDEN_NORM_FLOOR = 1e-4
 # Raised when a change alters what the parameters mean or which parameters there are, so a
 # checkpoint saved before it is refused with that reason rather than misread.
-MODEL_REVISION = 16
+MODEL_REVISION = 17
 # The number path's spread at first: wide, since its value means nothing until it is learned
 # (at 8 an integer twelve units from the value loses 1.1 nats to the value itself).
 NUMBER_SPREAD_PRIOR = 8.0
@@ -266,6 +266,16 @@ NUMBER_LEVELS = np.concatenate([np.arange(1.0, 129.0), 128.0 * (1.0 + 1.0 / 32.0
 # Large enough that a threshold on a number near 100 is learned within a run: at 8, each of
 # such a slot's rows moved at under a tenth of a step (docs/design-notes.md).
 LEVELS_STEP = 32.0
+# Each number's size also reaches the next token directly (``L_span``), past the hidden layer:
+# a row of logits for the span of levels the magnitude lies in, spans of each of SPAN_WIDTHS
+# levels. Through the hidden layer a label decided by a number's value was learned too slowly
+# to beat the pointer's copy of its digits (a weight of 61.1 g named by its tens digit 6, so
+# every boundary fell on a ten); a span's row moves only with the numbers in it, at a bias's
+# step, so the label of the values near 61 is learned from them alone, and the wider spans
+# carry it to a value never trained on.
+SPAN_WIDTHS = (1, 4, 16)
+SPAN_LEVELS = len(NUMBER_LEVELS) + 1  # levels reached: 0 (under 1, or no number) to all of them
+SPAN_OFFSETS = np.cumsum([0] + [-(-SPAN_LEVELS // width) for width in SPAN_WIDTHS])  # each width's first row
 # Arrays kept with the parameters (checkpointed and copied with them) that no gradient moves:
 # the mean tally of the prompts trained on, and how many prompts that mean is over (``observe``).
 STATISTICS = ("N_tally_mean", "N_tally_seen")
@@ -728,6 +738,7 @@ class PolicyModel:
             "N_spread": np.full(1, np.log(NUMBER_SPREAD_PRIOR)),
             "N_mix": np.full(shape.max_steps, np.log(NUMBER_MIX_PRIOR / (1.0 - NUMBER_MIX_PRIOR))),
             "U_level": np.zeros((NUMBER_SLOTS, len(NUMBER_LEVELS), h)),  # per number slot and level
+            "L_span": np.zeros((NUMBER_SLOTS * int(SPAN_OFFSETS[-1]), v)),  # per number slot, span width and span
             "P_near": np.zeros(len(NEAR_OFFSETS) * shape.word_rows),  # per neighbour offset and hashed word
             "P_word_used": np.zeros(1),  # for a slot starting a word the turn has written whole
         }
@@ -1607,6 +1618,8 @@ class PolicyModel:
         logits += by_count @ (GAINS["C"] * p["C"])
         by_word_count = self._per_count(attention, feats.word_counts)
         logits += by_word_count @ (GAINS["C_word"] * p["C_word"])
+        spans, held = _spans(feats.numbers)
+        logits += GAINS["L_span"] * (p["L_span"][spans] * held[..., None]).sum(axis=1)[feats.prompt_of]
         logits = logits / temperature
         logits[:, ~self.allowed] = -np.inf
         if allowed is not None:
@@ -1857,6 +1870,9 @@ class PolicyModel:
         grads["W2"] = cache.hidden.T @ dlogits
         grads["b2"] = GAINS["b2"] * dlogits.sum(axis=0)
         grads["B_step"] = GAINS["B_step"] * _rows_sum(feats.step, dlogits, p["B_step"].shape)
+        spans, held = _spans(feats.numbers)
+        dspans = np.repeat(_rows_sum(feats.prompt_of, dlogits, (len(spans), dlogits.shape[1])), spans.shape[1], axis=0)
+        grads["L_span"] = GAINS["L_span"] * _rows_sum(spans[held], dspans[held.ravel()], p["L_span"].shape)
         # pointer: logits += gain[step] * log(COPY_FLOOR + attended @ copy_map)
         grads["P_gain"] = GAINS["P_gain"] * _rows_sum(feats.step, (dlogits * cache.gate).sum(axis=1), p["P_gain"].shape)
         dswitched = cache.pointer_gain[:, None] * dlogits / (COPY_FLOOR + cache.switched)
@@ -2117,6 +2133,17 @@ def _hash_rows(keys: np.ndarray, rows: int) -> np.ndarray:
 def _levels_reached(numbers: np.ndarray) -> np.ndarray:
     """(P, NUMBER_SLOTS) int: how many of ``NUMBER_LEVELS`` each number's magnitude reaches."""
     return np.searchsorted(NUMBER_LEVELS, np.abs(numbers), side="right")
+
+
+def _spans(numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(P, NUMBER_SLOTS * len(SPAN_WIDTHS)): the rows of ``L_span`` each number lies in, and
+    whether it does (a slot without a number, or with one under 1, lies in none)."""
+    reached = _levels_reached(numbers)  # (P, NUMBER_SLOTS)
+    slot_base = np.arange(numbers.shape[1]) * int(SPAN_OFFSETS[-1])
+    rows = [slot_base + offset + reached // width for offset, width in zip(SPAN_OFFSETS, SPAN_WIDTHS)]
+    spans = np.stack(rows, axis=2).reshape(len(numbers), -1)
+    held = np.repeat(reached > 0, len(SPAN_WIDTHS), axis=1)
+    return spans, held
 
 
 def _rows_sum(index: np.ndarray, values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
