@@ -543,6 +543,8 @@ def test_a_numbers_span_of_values_moves_the_next_token_for_the_numbers_in_it_alo
     # 61 and 61.4 lie in the span, wherever the number stands and whatever its decimals; 62 does not
     assert after[0] - before[0] > 2.0 and after[1] - before[1] > 2.0
     assert after[2] == pytest.approx(before[2], abs=1e-6)
+    # a batch of no prompt (an exploration that picked nothing) is scored as nothing, not an error
+    assert model.token_logprobs(model.features([], []), np.zeros(0, dtype=np.int64), 1.0)[0].shape == (0,)
 
 
 def test_the_pointer_reads_a_words_neighbours_and_whether_the_last_message_names_them() -> None:

@@ -2141,7 +2141,7 @@ def _spans(numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     reached = _levels_reached(numbers)  # (P, NUMBER_SLOTS)
     slot_base = np.arange(numbers.shape[1]) * int(SPAN_OFFSETS[-1])
     rows = [slot_base + offset + reached // width for offset, width in zip(SPAN_OFFSETS, SPAN_WIDTHS)]
-    spans = np.stack(rows, axis=2).reshape(len(numbers), -1)
+    spans = np.stack(rows, axis=2).reshape(len(numbers), numbers.shape[1] * len(SPAN_WIDTHS))  # no -1: a batch may hold no prompt
     held = np.repeat(reached > 0, len(SPAN_WIDTHS), axis=1)
     return spans, held
 
