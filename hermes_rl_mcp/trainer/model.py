@@ -1871,8 +1871,9 @@ class PolicyModel:
         grads["b2"] = GAINS["b2"] * dlogits.sum(axis=0)
         grads["B_step"] = GAINS["B_step"] * _rows_sum(feats.step, dlogits, p["B_step"].shape)
         spans, held = _spans(feats.numbers)
-        dspans = np.repeat(_rows_sum(feats.prompt_of, dlogits, (len(spans), dlogits.shape[1])), spans.shape[1], axis=0)
-        grads["L_span"] = GAINS["L_span"] * _rows_sum(spans[held], dspans[held.ravel()], p["L_span"].shape)
+        dprompt_logits = _rows_sum(feats.prompt_of, dlogits, (len(spans), dlogits.shape[1]))
+        span_prompt = np.nonzero(held)[0]  # the prompt of each span held, in the order spans[held] lists them
+        grads["L_span"] = GAINS["L_span"] * _rows_sum(spans[held], dprompt_logits[span_prompt], p["L_span"].shape)
         # pointer: logits += gain[step] * log(COPY_FLOOR + attended @ copy_map)
         grads["P_gain"] = GAINS["P_gain"] * _rows_sum(feats.step, (dlogits * cache.gate).sum(axis=1), p["P_gain"].shape)
         dswitched = cache.pointer_gain[:, None] * dlogits / (COPY_FLOOR + cache.switched)
